@@ -1,0 +1,31 @@
+import { userInfo } from 'node:os';
+import { buildServices, consoleLog } from '../app.js';
+import { loadConfig } from '../config.js';
+import type { Actor } from '../domain/audit/audit-log.js';
+import type { AppDeps } from '../http/deps.js';
+
+/** CLI actions are audited as service `cli`, with the operating-system user who ran them. */
+export function cliActor(): Actor {
+  let osUser = 'unknown';
+  try {
+    osUser = userInfo().username;
+  } catch {
+    // no passwd entry (some containers); keep "unknown"
+  }
+  return { service_name: 'cli', service_id: null, details: { os_user: osUser } };
+}
+
+/** Opens the same store the server uses, migrated, runs `work`, and closes it. */
+export async function withServices<T>(work: (deps: AppDeps) => Promise<T>): Promise<T> {
+  const services = await buildServices(loadConfig(), consoleLog);
+  try {
+    await services.deps.store.migrate();
+    return await work(services.deps);
+  } finally {
+    await services.close();
+  }
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}

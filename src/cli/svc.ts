@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import {
+  createServiceToken,
+  listServiceTokens,
+  revokeServiceToken,
+} from '../domain/service-tokens/service-token-service.js';
+import { cliActor, printJson, withServices } from './context.js';
+
+export function svcCommands(program: Command): void {
+  const svc = program.command('svc').description('service tokens and their grants');
+
+  svc
+    .command('create')
+    .description('create a service token; the token is printed once and never stored')
+    .requiredOption('--name <name>', 'unique name of the calling service')
+    .option('--grant <grant>', 'a grant (repeatable)', (value, all: string[]) => [...all, value], [])
+    .option('--json', 'print one JSON document')
+    .action(async (options: { name: string; grant: string[]; json?: boolean }) => {
+      const created = await withServices((deps) =>
+        createServiceToken(deps, cliActor(), { name: options.name, grants: options.grant }),
+      );
+      if (options.json) return printJson({ ...created.service, token: created.token });
+      console.log(`created service ${created.service.name} (${created.service.id})`);
+      console.log(`grants: ${created.service.grants.join(', ')}`);
+      console.log(`token (shown once): ${created.token}`);
+    });
+
+  svc
+    .command('revoke <idOrName>')
+    .description('revoke a service token by id or name')
+    .option('--json', 'print one JSON document')
+    .action(async (idOrName: string, options: { json?: boolean }) => {
+      const revoked = await withServices((deps) => revokeServiceToken(deps, cliActor(), idOrName));
+      if (options.json) return printJson(revoked);
+      console.log(`revoked service ${revoked.name} (${revoked.id})`);
+    });
+
+  svc
+    .command('list')
+    .description('list service tokens')
+    .option('--json', 'print one JSON document')
+    .action(async (options: { json?: boolean }) => {
+      const tokens = await withServices((deps) => listServiceTokens(deps.store));
+      if (options.json) return printJson(tokens);
+      for (const token of tokens) {
+        const state = token.revoked_at ? `revoked ${token.revoked_at}` : 'active';
+        console.log(`${token.id}  ${token.name}  [${token.grants.join(', ')}]  ${state}`);
+      }
+    });
+}

@@ -1,0 +1,176 @@
+import { type RateLimitRule, parseRateLimitRule } from './lib/rate.js';
+
+/** Every SERVICE_* setting, parsed and validated once at start-up. */
+export interface Config {
+  host: string;
+  port: number;
+  publicUrl: string | null;
+  dataDir: string;
+  databaseUrl: string;
+  dbTimeoutMs: number;
+  dbPoolSize: number;
+  passwordPepper: string | null;
+  argon2: { memoryKib: number; iterations: number; parallelism: number };
+  hashConcurrency: number;
+  sessionTtlMs: number;
+  sessionCorsOrigins: string[];
+  cookieDomain: string | null;
+  returnToAllowed: string[] | null;
+  loginUiUrl: string | null;
+  flowTtlMs: number;
+  flowMaxAttempts: number;
+  rateLimits: {
+    loginIp: RateLimitRule;
+    loginUsername: RateLimitRule;
+    flowCreateIp: RateLimitRule;
+  };
+  sweepIntervalMs: number;
+  auditFlushMs: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, accepts: string, value: string) {
+    super(`${variable}=${JSON.stringify(value)} is invalid: expected ${accepts}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** One row per variable: the README table is written from these names and defaults. */
+export const DEFAULTS = {
+  SERVICE_HOST: '127.0.0.1',
+  SERVICE_PORT: '8080',
+  SERVICE_DATA_DIR: './data',
+  SERVICE_DB_TIMEOUT_MS: '5000',
+  SERVICE_DB_POOL_SIZE: '10',
+  SERVICE_ARGON2_MEMORY_KIB: '19456',
+  SERVICE_ARGON2_ITERATIONS: '2',
+  SERVICE_ARGON2_PARALLELISM: '1',
+  SERVICE_HASH_CONCURRENCY: '4',
+  SERVICE_SESSION_TTL_HOURS: '72',
+  SERVICE_FLOW_TTL_MINUTES: '15',
+  SERVICE_FLOW_MAX_ATTEMPTS: '5',
+  SERVICE_RATE_LIMIT_LOGIN_IP: '30/60s',
+  SERVICE_RATE_LIMIT_LOGIN_USERNAME: '10/15m',
+  SERVICE_RATE_LIMIT_FLOW_CREATE_IP: '60/60s',
+  SERVICE_SWEEP_INTERVAL_MINUTES: '15',
+  SERVICE_AUDIT_FLUSH_MS: '1000',
+  SERVICE_LOG_LEVEL: 'info',
+} as const;
+
+function read(env: Env, name: keyof typeof DEFAULTS): string {
+  const value = env[name];
+  return value === undefined || value === '' ? DEFAULTS[name] : value;
+}
+
+function optional(env: Env, name: string): string | null {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? null : value.trim();
+}
+
+function number(
+  env: Env,
+  name: keyof typeof DEFAULTS,
+  { min, integer }: { min: number; integer: boolean },
+): number {
+  const text = read(env, name);
+  const value = Number(text);
+  const ok = text.trim() !== '' && Number.isFinite(value) && value >= min;
+  if (!ok || (integer && !Number.isInteger(value))) {
+    throw new ConfigError(name, `${integer ? 'an integer' : 'a number'} >= ${min}`, text);
+  }
+  return value;
+}
+
+function rule(env: Env, name: keyof typeof DEFAULTS): RateLimitRule {
+  const text = read(env, name);
+  const parsed = parseRateLimitRule(text);
+  if (!parsed) throw new ConfigError(name, '<count>/<window> such as 10/15m (units s, m, h)', text);
+  return parsed;
+}
+
+function origin(name: string, text: string): string {
+  try {
+    const url = new URL(text);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
+    return url.origin;
+  } catch {
+    throw new ConfigError(name, 'absolute http(s) URLs', text);
+  }
+}
+
+function originList(env: Env, name: string): string[] {
+  const text = optional(env, name);
+  if (text === null) return [];
+  return text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+    .map((item) => origin(name, item));
+}
+
+function url(env: Env, name: string): string | null {
+  const text = optional(env, name);
+  if (text === null) return null;
+  origin(name, text);
+  return text;
+}
+
+/** Allowed `return_to` prefixes: an origin, or an origin plus a path prefix. */
+function returnToList(env: Env): string[] | null {
+  const text = optional(env, 'SERVICE_RETURN_TO_ALLOWED');
+  if (text === null) return null;
+  return text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+    .map((item) => {
+      origin('SERVICE_RETURN_TO_ALLOWED', item);
+      return item;
+    });
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const dataDir = read(env, 'SERVICE_DATA_DIR');
+  const databaseUrl = optional(env, 'SERVICE_DATABASE_URL') ?? `${dataDir}/tessera.db`;
+  const publicUrl = url(env, 'SERVICE_PUBLIC_URL');
+  const argon2 = {
+    memoryKib: number(env, 'SERVICE_ARGON2_MEMORY_KIB', { min: 19456, integer: true }),
+    iterations: number(env, 'SERVICE_ARGON2_ITERATIONS', { min: 2, integer: true }),
+    parallelism: number(env, 'SERVICE_ARGON2_PARALLELISM', { min: 1, integer: true }),
+  };
+  const ttlHours = number(env, 'SERVICE_SESSION_TTL_HOURS', { min: 0, integer: false });
+  if (ttlHours <= 0) {
+    throw new ConfigError('SERVICE_SESSION_TTL_HOURS', 'a number of hours > 0', String(ttlHours));
+  }
+  return {
+    host: read(env, 'SERVICE_HOST'),
+    port: number(env, 'SERVICE_PORT', { min: 0, integer: true }),
+    publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
+    dataDir,
+    databaseUrl,
+    dbTimeoutMs: number(env, 'SERVICE_DB_TIMEOUT_MS', { min: 1, integer: true }),
+    dbPoolSize: number(env, 'SERVICE_DB_POOL_SIZE', { min: 1, integer: true }),
+    passwordPepper: optional(env, 'SERVICE_PASSWORD_PEPPER'),
+    argon2,
+    hashConcurrency: number(env, 'SERVICE_HASH_CONCURRENCY', { min: 1, integer: true }),
+    sessionTtlMs: Math.round(ttlHours * 3_600_000),
+    sessionCorsOrigins: originList(env, 'SERVICE_SESSION_CORS_ORIGINS'),
+    cookieDomain: optional(env, 'SERVICE_COOKIE_DOMAIN'),
+    returnToAllowed: returnToList(env),
+    loginUiUrl: url(env, 'SERVICE_LOGIN_UI_URL'),
+    flowTtlMs: number(env, 'SERVICE_FLOW_TTL_MINUTES', { min: 1, integer: false }) * 60_000,
+    flowMaxAttempts: number(env, 'SERVICE_FLOW_MAX_ATTEMPTS', { min: 1, integer: true }),
+    rateLimits: {
+      loginIp: rule(env, 'SERVICE_RATE_LIMIT_LOGIN_IP'),
+      loginUsername: rule(env, 'SERVICE_RATE_LIMIT_LOGIN_USERNAME'),
+      flowCreateIp: rule(env, 'SERVICE_RATE_LIMIT_FLOW_CREATE_IP'),
+    },
+    sweepIntervalMs:
+      number(env, 'SERVICE_SWEEP_INTERVAL_MINUTES', { min: 0, integer: false }) * 60_000,
+    auditFlushMs: number(env, 'SERVICE_AUDIT_FLUSH_MS', { min: 1, integer: true }),
+    logLevel: read(env, 'SERVICE_LOG_LEVEL'),
+  };
+}

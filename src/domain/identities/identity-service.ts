@@ -1,0 +1,163 @@
+import type { Clock } from '../../lib/clock.js';
+import { isUuid, newId } from '../../lib/ids.js';
+import { UniqueViolation } from '../../storage/errors.js';
+import type { Actor, AuditLog } from '../audit/audit-log.js';
+import { DomainError, notFound } from '../errors.js';
+import type { PasswordHasher } from '../passwords/password-hasher.js';
+import { mintSession, type SessionDeps } from '../sessions/session-service.js';
+import type { MintedSession } from '../sessions/session.js';
+import type { Store } from '../store.js';
+import {
+  type Identity,
+  type IdentityRecord,
+  type IdentityState,
+  parseUsername,
+  requireAvatarUrl,
+  requireDisplayName,
+  requirePasswordPolicy,
+  requireUsername,
+  toIdentity,
+} from './identity.js';
+import type { ProfilePatch } from './identity-store.js';
+
+export interface IdentityDeps extends SessionDeps {
+  store: Store;
+  clock: Clock;
+  audit: AuditLog;
+  hasher: PasswordHasher;
+}
+
+export interface Registration {
+  username: string;
+  password: string;
+  display_name?: string;
+  avatar_url?: string | null;
+}
+
+/** Validates and hashes outside any transaction: argon2 must never hold a database lock. */
+async function prepareIdentity(deps: IdentityDeps, input: Registration): Promise<IdentityRecord> {
+  const username = requireUsername(input.username);
+  requirePasswordPolicy(input.password);
+  const displayName = requireDisplayName(input.display_name ?? username);
+  const avatarUrl = requireAvatarUrl(input.avatar_url ?? null);
+  const passwordHash = await deps.hasher.hash(input.password);
+  const now = deps.clock.now();
+  return {
+    id: newId(),
+    username,
+    display_name: displayName,
+    avatar_url: avatarUrl,
+    state: 'active',
+    password_hash: passwordHash,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/** The username's UNIQUE constraint settles races: exactly one concurrent insert wins. */
+export async function insertNewIdentity(tx: Store, record: IdentityRecord): Promise<void> {
+  try {
+    await tx.insertIdentity(record);
+  } catch (error) {
+    if (error instanceof UniqueViolation) throw new DomainError('username_taken');
+    throw error;
+  }
+}
+
+export async function registerIdentity(
+  deps: IdentityDeps,
+  actor: Actor,
+  input: Registration,
+): Promise<Identity> {
+  const record = await prepareIdentity(deps, input);
+  await deps.store.transaction(async (tx) => {
+    await insertNewIdentity(tx, record);
+    await deps.audit.write(tx, actor, { action: 'identity_register', target_identity: record.id });
+  });
+  return toIdentity(record);
+}
+
+export async function registerAndAuthenticate(
+  deps: IdentityDeps,
+  actor: Actor,
+  input: Registration,
+): Promise<MintedSession> {
+  const record = await prepareIdentity(deps, input);
+  return deps.store.transaction(async (tx) => {
+    await insertNewIdentity(tx, record);
+    const minted = await mintSession(deps, tx, record, 'password');
+    await deps.audit.write(tx, actor, {
+      action: 'identity_register_and_authenticate',
+      target_identity: record.id,
+      details: { session_id: minted.session.id },
+    });
+    return minted;
+  });
+}
+
+export async function getIdentity(store: Store, id: string): Promise<IdentityRecord> {
+  const record = isUuid(id) ? await store.findIdentityById(id) : undefined;
+  if (!record) throw notFound();
+  return record;
+}
+
+/** A name that cannot be a username cannot exist either: not_found, no query. */
+export async function findIdentityByUsername(store: Store, raw: string): Promise<IdentityRecord> {
+  const username = parseUsername(raw);
+  const record = username === null ? undefined : await store.findIdentityByUsername(username);
+  if (!record) throw notFound();
+  return record;
+}
+
+/** For the CLI: an id or a username. */
+export async function resolveIdentity(store: Store, idOrUsername: string): Promise<IdentityRecord> {
+  return isUuid(idOrUsername)
+    ? getIdentity(store, idOrUsername)
+    : findIdentityByUsername(store, idOrUsername);
+}
+
+export async function updateProfile(
+  deps: IdentityDeps,
+  actor: Actor,
+  id: string,
+  input: { display_name?: string; avatar_url?: string | null },
+): Promise<Identity> {
+  const patch: ProfilePatch = {};
+  if (input.display_name !== undefined) patch.display_name = requireDisplayName(input.display_name);
+  if (input.avatar_url !== undefined) patch.avatar_url = requireAvatarUrl(input.avatar_url);
+  if (!isUuid(id)) throw notFound();
+  return deps.store.transaction(async (tx) => {
+    const updated = await tx.updateIdentityProfile(id, patch, deps.clock.now());
+    if (!updated) throw notFound();
+    await deps.audit.write(tx, actor, {
+      action: 'identity_update',
+      target_identity: id,
+      details: { fields: Object.keys(patch) },
+    });
+    return toIdentity(updated);
+  });
+}
+
+export async function setIdentityState(
+  deps: IdentityDeps,
+  actor: Actor,
+  idOrUsername: string,
+  state: IdentityState,
+  options: { revokeSessions?: boolean } = {},
+): Promise<{ identity: Identity; revokedSessions: number }> {
+  return deps.store.transaction(async (tx) => {
+    const target = await resolveIdentity(tx, idOrUsername);
+    const now = deps.clock.now();
+    const updated = await tx.setIdentityState(target.id, state, now);
+    if (!updated) throw notFound();
+    const revokedSessions = options.revokeSessions
+      ? await tx.revokeIdentitySessions(target.id, now)
+      : 0;
+    await deps.audit.write(tx, actor, {
+      action: state === 'disabled' ? 'identity_disable' : 'identity_enable',
+      target_identity: target.id,
+      details: options.revokeSessions ? { revoked_sessions: revokedSessions } : {},
+    });
+    return { identity: toIdentity(updated), revokedSessions };
+  });
+}

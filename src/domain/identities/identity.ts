@@ -1,0 +1,95 @@
+import { toIso } from '../../lib/clock.js';
+import { validationError } from '../errors.js';
+
+export type IdentityState = 'active' | 'disabled';
+
+export interface IdentityRecord {
+  id: string;
+  username: string;
+  display_name: string;
+  avatar_url: string | null;
+  state: IdentityState;
+  password_hash: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The public Identity object of SPEC.md 2.1; never carries the password hash. */
+export interface Identity {
+  id: string;
+  username: string;
+  display_name: string;
+  avatar_url: string | null;
+  state: IdentityState;
+  created_at: string;
+  updated_at: string;
+}
+
+export function toIdentity(record: IdentityRecord): Identity {
+  return {
+    id: record.id,
+    username: record.username,
+    display_name: record.display_name,
+    avatar_url: record.avatar_url,
+    state: record.state,
+    created_at: toIso(record.created_at),
+    updated_at: toIso(record.updated_at),
+  };
+}
+
+export const USERNAME_RULE =
+  'username must be 3-64 characters of a-z, 0-9, ".", "_", "-", "@", "+", starting with a letter or digit';
+const USERNAME_PATTERN = /^[a-z0-9][a-z0-9._@+-]{2,63}$/;
+
+/** NFKC then lowercase, so lookups and uniqueness are case- and width-insensitive. */
+export function normalizeUsername(raw: string): string {
+  return raw.normalize('NFKC').toLowerCase();
+}
+
+/** Returns the canonical username, or null when it breaks the rule. */
+export function parseUsername(raw: string): string | null {
+  const username = normalizeUsername(raw);
+  return USERNAME_PATTERN.test(username) ? username : null;
+}
+
+export function requireUsername(raw: string): string {
+  const username = parseUsername(raw);
+  if (username === null) throw validationError(USERNAME_RULE);
+  return username;
+}
+
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 256;
+
+/** NIST SP 800-63B: length only, counted in code points, no composition rules. */
+export function requirePasswordPolicy(password: string): void {
+  const length = [...password].length;
+  if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
+    throw validationError(
+      `password must be between ${PASSWORD_MIN} and ${PASSWORD_MAX} characters long`,
+    );
+  }
+}
+
+export function requireDisplayName(raw: string): string {
+  const name = raw.trim();
+  const length = [...name].length;
+  if (length < 1 || length > 128) {
+    throw validationError('display_name must be 1-128 characters after trimming');
+  }
+  return name;
+}
+
+export function requireAvatarUrl(raw: string | null): string | null {
+  if (raw === null) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw validationError('avatar_url must be an absolute http: or https: URL');
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || raw.length > 2048) {
+    throw validationError('avatar_url must be an http: or https: URL of at most 2048 characters');
+  }
+  return raw;
+}

@@ -1,0 +1,19 @@
+import type { FlowErrorRecord, FlowRecord } from './flow.js';
+
+export interface FlowStore {
+  insertFlow(record: FlowRecord): Promise<void>;
+  findFlow(id: string): Promise<FlowRecord | undefined>;
+  listFlowErrors(flowId: string): Promise<FlowErrorRecord[]>;
+  /**
+   * Moves a flow from `created` to `completed` in one conditional UPDATE; returns false
+   * when another submission (in this or another process) got there first.
+   */
+  completeFlow(id: string, now: number): Promise<boolean>;
+  recordFlowError(record: FlowErrorRecord): Promise<void>;
+  /**
+   * Counts one failed password attempt and closes the flow (state `failed`) when it
+   * reaches `maxAttempts`, in one statement so racing failures cannot exceed the cap.
+   */
+  countFailedAttempt(id: string, maxAttempts: number): Promise<void>;
+  deleteExpiredFlows(now: number): Promise<number>;
+}

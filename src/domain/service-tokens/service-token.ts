@@ -1,0 +1,60 @@
+import { toIso } from '../../lib/clock.js';
+
+export const GRANTS = [
+  'introspect',
+  'identity_read',
+  'identity_write',
+  'direct_auth',
+  'revoke',
+  'browser_proxy',
+  'external_auth',
+  'external_link',
+] as const;
+
+export type Grant = (typeof GRANTS)[number];
+
+export function isGrant(value: string): value is Grant {
+  return (GRANTS as readonly string[]).includes(value);
+}
+
+export interface ServiceTokenRecord {
+  id: string;
+  name: string;
+  token_hash: string;
+  grants: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+/** The authenticated caller of a service endpoint. */
+export interface ServiceCaller {
+  id: string;
+  name: string;
+  grants: ReadonlySet<Grant>;
+}
+
+export function toCaller(record: ServiceTokenRecord): ServiceCaller {
+  return {
+    id: record.id,
+    name: record.name,
+    grants: new Set(record.grants.split(' ').filter(isGrant)),
+  };
+}
+
+export interface ServiceTokenView {
+  id: string;
+  name: string;
+  grants: Grant[];
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export function toServiceTokenView(record: ServiceTokenRecord): ServiceTokenView {
+  return {
+    id: record.id,
+    name: record.name,
+    grants: record.grants.split(' ').filter(isGrant),
+    created_at: toIso(record.created_at),
+    revoked_at: record.revoked_at === null ? null : toIso(record.revoked_at),
+  };
+}

@@ -1,0 +1,110 @@
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { hashToken, isWellFormedToken, newToken } from '../../lib/tokens.js';
+import type { Actor, AuditLog } from '../audit/audit-log.js';
+import { DomainError, notFound } from '../errors.js';
+import type { IdentityRecord } from '../identities/identity.js';
+import type { Store } from '../store.js';
+import {
+  type AuthenticationMethod,
+  type MintedSession,
+  type Session,
+  type SessionRecord,
+  toSession,
+} from './session.js';
+
+export interface SessionDeps {
+  store: Store;
+  clock: Clock;
+  audit: AuditLog;
+  sessionTtlMs: number;
+}
+
+/** Inserts a new session through `tx`; the raw token leaves only in the return value. */
+export async function mintSession(
+  deps: SessionDeps,
+  tx: Store,
+  identity: IdentityRecord,
+  via: AuthenticationMethod,
+): Promise<MintedSession> {
+  const now = deps.clock.now();
+  const token = newToken('session');
+  const record: SessionRecord = {
+    id: newId(),
+    token_hash: hashToken(token),
+    identity_id: identity.id,
+    authenticated_via: via,
+    issued_at: now,
+    expires_at: now + deps.sessionTtlMs,
+    revoked_at: null,
+  };
+  await tx.insertSession(record);
+  return { session: toSession(record, identity), token };
+}
+
+/**
+ * The check behind whoami and /v1/sessions/verify: format first (garbage never reaches
+ * storage), then one lookup, then revoked -> expired -> disabled. No caching, so a
+ * revocation or a disable takes effect on the very next request.
+ */
+export async function verifySession(deps: SessionDeps, token: unknown): Promise<Session> {
+  if (!isWellFormedToken('session', token)) throw new DomainError('invalid_token');
+  const found = await deps.store.findSessionByTokenHash(hashToken(token));
+  if (!found || found.session.revoked_at !== null) throw new DomainError('invalid_token');
+  if (found.session.expires_at <= deps.clock.now()) throw new DomainError('session_expired');
+  if (found.identity.state !== 'active') throw new DomainError('identity_disabled');
+  return toSession(found.session, found.identity);
+}
+
+/** Idempotent: an unknown, expired or already revoked well-formed token is not an error. */
+export async function revokeSessionByToken(
+  deps: SessionDeps,
+  actor: Actor,
+  token: string,
+): Promise<void> {
+  if (!isWellFormedToken('session', token)) throw new DomainError('invalid_token');
+  const tokenHash = hashToken(token);
+  await deps.store.transaction(async (tx) => {
+    const found = await tx.findSessionByTokenHash(tokenHash);
+    await tx.revokeSessionByTokenHash(tokenHash, deps.clock.now());
+    await deps.audit.write(tx, actor, {
+      action: 'session_revoke',
+      target_identity: found?.identity.id ?? null,
+      details: { session_id: found?.session.id ?? null },
+    });
+  });
+}
+
+export async function revokeSessionById(
+  deps: SessionDeps,
+  actor: Actor,
+  sessionId: string,
+): Promise<void> {
+  await deps.store.transaction(async (tx) => {
+    const session = await tx.findSessionById(sessionId);
+    if (!session) throw notFound();
+    await tx.revokeSessionById(sessionId, deps.clock.now());
+    await deps.audit.write(tx, actor, {
+      action: 'session_revoke',
+      target_identity: session.identity_id,
+      details: { session_id: sessionId },
+    });
+  });
+}
+
+export async function revokeIdentitySessions(
+  deps: SessionDeps,
+  actor: Actor,
+  identityId: string,
+): Promise<number> {
+  return deps.store.transaction(async (tx) => {
+    if (!(await tx.findIdentityById(identityId))) throw notFound();
+    const revoked = await tx.revokeIdentitySessions(identityId, deps.clock.now());
+    await deps.audit.write(tx, actor, {
+      action: 'identity_revoke_sessions',
+      target_identity: identityId,
+      details: { revoked },
+    });
+    return revoked;
+  });
+}

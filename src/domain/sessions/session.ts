@@ -1,0 +1,39 @@
+import { toIso } from '../../lib/clock.js';
+import { type Identity, type IdentityRecord, toIdentity } from '../identities/identity.js';
+
+export type AuthenticationMethod = 'password' | 'link';
+
+export interface SessionRecord {
+  id: string;
+  token_hash: string;
+  identity_id: string;
+  authenticated_via: AuthenticationMethod;
+  issued_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+/** The public Session object of SPEC.md 2.3. */
+export interface Session {
+  id: string;
+  identity: Identity;
+  issued_at: string;
+  expires_at: string;
+  authenticated_via: AuthenticationMethod;
+}
+
+export function toSession(session: SessionRecord, identity: IdentityRecord): Session {
+  return {
+    id: session.id,
+    identity: toIdentity(identity),
+    issued_at: toIso(session.issued_at),
+    expires_at: toIso(session.expires_at),
+    authenticated_via: session.authenticated_via,
+  };
+}
+
+/** A freshly minted session and the raw token, which exists only in this response. */
+export interface MintedSession {
+  session: Session;
+  token: string;
+}

@@ -1,0 +1,26 @@
+import type { AuditStore } from './audit/audit.js';
+import type { IdentityStore } from './identities/identity-store.js';
+import type { LinkStore } from './links/link-store.js';
+import type { FlowStore } from './login-flows/flow-store.js';
+import type { RateLimitStore } from './rate-limit/rate-limit-store.js';
+import type { ServiceTokenStore } from './service-tokens/service-token-store.js';
+import type { SessionStore } from './sessions/session-store.js';
+
+/**
+ * Everything the domain persists: one interface composed of the modules' own.
+ * Implemented by storage/ for SQLite and PostgreSQL.
+ */
+export interface Store
+  extends IdentityStore,
+    SessionStore,
+    ServiceTokenStore,
+    AuditStore,
+    RateLimitStore,
+    FlowStore,
+    LinkStore {
+  /**
+   * Runs `work` in one database transaction: everything it writes commits, or none of it.
+   * Inside a transaction, calling this again joins the open one.
+   */
+  transaction<T>(work: (tx: Store) => Promise<T>): Promise<T>;
+}

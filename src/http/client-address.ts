@@ -1,0 +1,23 @@
+import { isIP } from 'node:net';
+import type { FastifyRequest } from 'fastify';
+import { DomainError } from '../domain/errors.js';
+import type { ServiceCaller } from '../domain/service-tokens/service-token.js';
+
+export const CLIENT_IP_HEADER = 'x-service-client-ip';
+
+/**
+ * The end user's address for per-IP limits. `X-Service-Client-Ip` is believed only from a
+ * caller holding `browser_proxy`; anyone else stating it is refused rather than ignored,
+ * so a misconfigured proxy is noticed instead of silently sharing one bucket.
+ */
+export function clientAddress(request: FastifyRequest, caller: ServiceCaller | null): string {
+  const stated = request.headers[CLIENT_IP_HEADER];
+  if (stated === undefined) return request.ip;
+  if (!caller) throw new DomainError('missing_service_token');
+  if (!caller.grants.has('browser_proxy')) throw new DomainError('forbidden');
+  const address = Array.isArray(stated) ? stated[0] : stated;
+  if (!address || isIP(address.trim()) === 0) {
+    throw new DomainError('validation_error', `${CLIENT_IP_HEADER} must be an IPv4 or IPv6 address`);
+  }
+  return address.trim();
+}

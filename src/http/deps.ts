@@ -1,0 +1,17 @@
+import type { AuditLog } from '../domain/audit/audit-log.js';
+import type { PasswordHasher } from '../domain/passwords/password-hasher.js';
+import type { StoreHandle } from '../storage/store.js';
+import type { Clock } from '../lib/clock.js';
+import type { Config } from '../config.js';
+import type { RateLimitRule } from '../lib/rate.js';
+
+/** Everything the HTTP adapter needs, built once by the composition root. */
+export interface AppDeps {
+  config: Config;
+  store: StoreHandle;
+  clock: Clock;
+  hasher: PasswordHasher;
+  audit: AuditLog;
+  sessionTtlMs: number;
+  usernameRule: RateLimitRule;
+}

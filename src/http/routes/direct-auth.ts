@@ -1,0 +1,92 @@
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import {
+  registerAndAuthenticate,
+  registerIdentity,
+} from '../../domain/identities/identity-service.js';
+import { authenticateWithPassword } from '../../domain/passwords/password-auth.js';
+import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.js';
+import { CLIENT_IP_HEADER, clientAddress } from '../client-address.js';
+import type { AppDeps } from '../deps.js';
+import { IdentitySchema, MintedSessionSchema, SERVICE_ERRORS, responses } from '../schemas.js';
+import { actorOf } from '../service-auth.js';
+
+const RegisterBody = Type.Object(
+  {
+    username: Type.String(),
+    password: Type.String(),
+    display_name: Type.Optional(Type.String()),
+    avatar_url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+const PasswordBody = Type.Object(
+  { username: Type.String(), password: Type.String() },
+  { additionalProperties: false },
+);
+
+export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
+  app.post<{ Body: Static<typeof RegisterBody> }>(
+    '/v1/register',
+    {
+      config: { grant: 'direct_auth', action: 'identity_register', auditedInTransaction: true },
+      schema: {
+        tags: ['identities'],
+        body: RegisterBody,
+        response: responses({ 201: IdentitySchema }, [...SERVICE_ERRORS, 409]),
+      },
+    },
+    async (request, reply) => {
+      request.audit!.details.username = request.body.username;
+      const identity = await registerIdentity(deps, actorOf(request.caller), request.body);
+      return reply.code(201).send(identity);
+    },
+  );
+
+  app.post<{ Body: Static<typeof RegisterBody> }>(
+    '/v1/register-and-authenticate',
+    {
+      config: {
+        grant: 'direct_auth',
+        action: 'identity_register_and_authenticate',
+        auditedInTransaction: true,
+      },
+      schema: {
+        tags: ['identities'],
+        body: RegisterBody,
+        response: responses({ 201: MintedSessionSchema }, [...SERVICE_ERRORS, 409]),
+      },
+    },
+    async (request, reply) => {
+      request.audit!.details.username = request.body.username;
+      const minted = await registerAndAuthenticate(deps, actorOf(request.caller), request.body);
+      return reply.code(201).send(minted);
+    },
+  );
+
+  app.post<{ Body: Static<typeof PasswordBody> }>(
+    '/v1/authenticate/password',
+    {
+      config: { grant: 'direct_auth', action: 'authenticate_password', auditedInTransaction: true },
+      schema: {
+        tags: ['sessions'],
+        description: `Per-username rate limit; per-address too when a browser_proxy caller states ${CLIENT_IP_HEADER}.`,
+        body: PasswordBody,
+        response: responses({ 200: MintedSessionSchema }, [...SERVICE_ERRORS, 429]),
+      },
+    },
+    async (request) => {
+      request.audit!.details.username = request.body.username;
+      if (request.headers[CLIENT_IP_HEADER] !== undefined) {
+        const address = clientAddress(request, request.caller);
+        await consumeRateLimit(
+          deps.store,
+          deps.clock,
+          `auth:ip:${address}`,
+          deps.config.rateLimits.loginIp,
+        );
+      }
+      return authenticateWithPassword(deps, actorOf(request.caller), request.body);
+    },
+  );
+}

@@ -1,0 +1,62 @@
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { validationError } from '../../domain/errors.js';
+import {
+  revokeSessionById,
+  revokeSessionByToken,
+  verifySession,
+} from '../../domain/sessions/session-service.js';
+import type { AppDeps } from '../deps.js';
+import { SERVICE_ERRORS, SessionSchema, responses } from '../schemas.js';
+import { actorOf } from '../service-auth.js';
+
+const VerifyBody = Type.Object({ token: Type.String() }, { additionalProperties: false });
+const RevokeBody = Type.Object(
+  {
+    session_id: Type.Optional(Type.String({ format: 'uuid' })),
+    token: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+export function sessionRoutes(app: FastifyInstance, deps: AppDeps): void {
+  app.post<{ Body: Static<typeof VerifyBody> }>(
+    '/v1/sessions/verify',
+    {
+      config: { grant: 'introspect', action: 'session_verify' },
+      schema: {
+        tags: ['sessions'],
+        body: VerifyBody,
+        response: responses({ 200: SessionSchema }, SERVICE_ERRORS),
+      },
+    },
+    async (request) => {
+      const session = await verifySession(deps, request.body.token);
+      request.audit!.target = session.identity.id;
+      request.audit!.details.session_id = session.id;
+      return session;
+    },
+  );
+
+  app.post<{ Body: Static<typeof RevokeBody> }>(
+    '/v1/sessions/revoke',
+    {
+      config: { grant: 'revoke', action: 'session_revoke', auditedInTransaction: true },
+      schema: {
+        tags: ['sessions'],
+        body: RevokeBody,
+        response: responses({ 204: Type.Null() }, [...SERVICE_ERRORS, 404]),
+      },
+    },
+    async (request, reply) => {
+      const { session_id: sessionId, token } = request.body;
+      if ((sessionId === undefined) === (token === undefined)) {
+        throw validationError('give exactly one of session_id or token');
+      }
+      const actor = actorOf(request.caller);
+      if (sessionId !== undefined) await revokeSessionById(deps, actor, sessionId);
+      else await revokeSessionByToken(deps, actor, token!);
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,60 @@
+import formbody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { DomainError } from '../domain/errors.js';
+import type { AppDeps } from './deps.js';
+import { handleError, sendError } from './errors.js';
+import { directAuthRoutes } from './routes/direct-auth.js';
+import { identityRoutes } from './routes/identities.js';
+import { operationRoutes } from './routes/operations.js';
+import { sessionRoutes } from './routes/sessions.js';
+import { registerServiceAuth } from './service-auth.js';
+
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+/** Secrets that must never reach a log line. */
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.token',
+  '*.csrf_token',
+];
+
+export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: { level: deps.config.logLevel, redact: REDACT },
+    // Access logs for every request would double the cost of the session check; errors
+    // and 5xx are logged by the error handler instead.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: false,
+    ajv: {
+      // Strict input: no type coercion, unknown fields rejected by the schemas themselves.
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
+    },
+  });
+
+  app.decorateRequest('errorCode', null);
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, new DomainError('not_found')));
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Tessera', version: '1', description: 'Identity and session service' },
+      components: {
+        securitySchemes: { serviceToken: { type: 'http', scheme: 'bearer' } },
+      },
+    },
+  });
+  await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
+
+  registerServiceAuth(app, deps);
+  operationRoutes(app, deps);
+  identityRoutes(app, deps);
+  sessionRoutes(app, deps);
+  directAuthRoutes(app, deps);
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,74 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Actor, AuditLog } from '../domain/audit/audit-log.js';
+import { DomainError } from '../domain/errors.js';
+import type { Grant, ServiceCaller } from '../domain/service-tokens/service-token.js';
+import { authenticateServiceToken } from '../domain/service-tokens/service-token-service.js';
+import type { Store } from '../domain/store.js';
+import { isUuid } from '../lib/ids.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The grant a service route requires; routes without one are not service routes. */
+    grant?: Grant;
+    /** Audit action name for the route. */
+    action?: string;
+    /** The use case writes its own audit row in its transaction when it succeeds. */
+    auditedInTransaction?: boolean;
+  }
+  interface FastifyRequest {
+    caller: ServiceCaller | null;
+    /** Set once a service token was presented: every such request leaves an audit row. */
+    audit: { target: string | null; details: Record<string, unknown> } | null;
+  }
+}
+
+export function actorOf(caller: ServiceCaller | null): Actor {
+  return { service_name: caller?.name ?? null, service_id: caller?.id ?? null };
+}
+
+/** Reads `Authorization: Bearer …`; null when absent. A present but unusable header is refused. */
+export async function presentedCaller(
+  store: Store,
+  request: FastifyRequest,
+): Promise<ServiceCaller | null> {
+  const header = request.headers.authorization;
+  if (header === undefined) return null;
+  request.audit ??= { target: null, details: {} };
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  if (!match?.[1]) throw new DomainError('invalid_service_token');
+  request.caller = await authenticateServiceToken(store, match[1]);
+  return request.caller;
+}
+
+/**
+ * Bearer authentication and the grant check run in onRequest, before the body is parsed,
+ * so an unauthenticated caller learns nothing about body validation.
+ */
+export function registerServiceAuth(
+  app: FastifyInstance,
+  deps: { store: Store; audit: AuditLog },
+): void {
+  app.decorateRequest('caller', null);
+  app.decorateRequest('audit', null);
+
+  app.addHook('onRequest', async (request) => {
+    const { grant } = request.routeOptions.config;
+    if (!grant) return;
+    const caller = await presentedCaller(deps.store, request);
+    if (!caller) throw new DomainError('missing_service_token');
+    if (!caller.grants.has(grant)) throw new DomainError('forbidden');
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    if (!request.audit) return;
+    const config = request.routeOptions.config;
+    if (reply.statusCode < 400 && config.auditedInTransaction) return;
+    const pathId = (request.params as { id?: string } | undefined)?.id;
+    deps.audit.enqueue(actorOf(request.caller), {
+      action: config.action ?? 'unknown_route',
+      target_identity: request.audit.target ?? (pathId && isUuid(pathId) ? pathId : null),
+      outcome: request.errorCode ?? (reply.statusCode < 400 ? 'ok' : String(reply.statusCode)),
+      details: { ...request.audit.details, method: request.method, path: request.routeOptions.url },
+    });
+  });
+}

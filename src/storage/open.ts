@@ -1,0 +1,32 @@
+import { openPostgres } from './postgres/open.js';
+import { openSqlite } from './sqlite/open.js';
+import type { StoreHandle } from './store.js';
+
+export interface StorageConfig {
+  /** `postgres://…`/`postgresql://…`, or a SQLite file path (`sqlite:` prefix optional). */
+  databaseUrl: string;
+  timeoutMs: number;
+  poolSize: number;
+  schema?: string;
+  onPoolError?: (error: Error) => void;
+}
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//.test(url);
+}
+
+export function openStorage(config: StorageConfig): StoreHandle {
+  if (isPostgresUrl(config.databaseUrl)) {
+    return openPostgres({
+      connectionString: config.databaseUrl,
+      timeoutMs: config.timeoutMs,
+      poolSize: config.poolSize,
+      schema: config.schema,
+      onPoolError: config.onPoolError,
+    });
+  }
+  return openSqlite({
+    filename: config.databaseUrl.replace(/^sqlite:(\/\/)?/, ''),
+    busyTimeoutMs: config.timeoutMs,
+  });
+}

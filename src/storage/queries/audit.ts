@@ -1,0 +1,15 @@
+import type { Kysely } from 'kysely';
+import type { AuditStore } from '../../domain/audit/audit.js';
+import type { Database } from '../schema.js';
+
+export function auditQueries(db: Kysely<Database>): AuditStore {
+  return {
+    async insertAuditRecords(records) {
+      if (records.length === 0) return;
+      await db.insertInto('audit_log').values(records).execute();
+    },
+    listAuditRecords(limit) {
+      return db.selectFrom('audit_log').selectAll().orderBy('id', 'desc').limit(limit).execute();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { type Kysely, sql } from 'kysely';
+import type { FlowState } from '../../domain/login-flows/flow.js';
+import type { FlowStore } from '../../domain/login-flows/flow-store.js';
+import type { Database } from '../schema.js';
+
+export function flowQueries(db: Kysely<Database>): FlowStore {
+  return {
+    async insertFlow(record) {
+      await db.insertInto('flows').values(record).execute();
+    },
+    findFlow(id) {
+      return db.selectFrom('flows').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+    listFlowErrors(flowId) {
+      return db
+        .selectFrom('flow_errors')
+        .selectAll()
+        .where('flow_id', '=', flowId)
+        .orderBy('at')
+        .execute();
+    },
+    async completeFlow(id, now) {
+      const result = await db
+        .updateTable('flows')
+        .set({ state: 'completed' })
+        .where('id', '=', id)
+        .where('state', '=', 'created')
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+    async recordFlowError(record) {
+      await db.insertInto('flow_errors').values(record).execute();
+    },
+    async countFailedAttempt(id, maxAttempts) {
+      await db
+        .updateTable('flows')
+        .set({
+          failed_attempts: sql<number>`failed_attempts + 1`,
+          state: sql<FlowState>`CASE WHEN failed_attempts + 1 >= ${maxAttempts} THEN 'failed' ELSE state END`,
+        })
+        .where('id', '=', id)
+        .where('state', '=', 'created')
+        .execute();
+    },
+    async deleteExpiredFlows(now) {
+      const result = await db.deleteFrom('flows').where('expires_at', '<=', now).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}

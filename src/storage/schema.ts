@@ -1,0 +1,23 @@
+import type { AuditRecord } from '../domain/audit/audit.js';
+import type { IdentityRecord } from '../domain/identities/identity.js';
+import type { RateLimitHit } from '../domain/rate-limit/rate-limit-store.js';
+import type { ServiceTokenRecord } from '../domain/service-tokens/service-token.js';
+import type { SessionRecord } from '../domain/sessions/session.js';
+import type { FlowErrorRecord, FlowRecord } from '../domain/login-flows/flow.js';
+import type { LinkRecord } from '../domain/links/link.js';
+
+/**
+ * Tables as Kysely sees them; the rows are the domain's records. Every timestamp is
+ * epoch milliseconds in a BIGINT column: identical comparisons on SQLite and PostgreSQL
+ * and no date parsing on the hot path.
+ */
+export interface Database {
+  identities: IdentityRecord;
+  sessions: SessionRecord;
+  service_tokens: ServiceTokenRecord;
+  audit_log: AuditRecord;
+  rate_limits: RateLimitHit & { key: string };
+  flows: FlowRecord;
+  flow_errors: FlowErrorRecord;
+  links: LinkRecord;
+}
