@@ -23,7 +23,14 @@ export function resolvePepper(config: Config, warn: (message: string) => void): 
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(config.dataDir, { recursive: true });
   const pepper = randomSecret();
-  writeFileSync(file, `${pepper}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    // 'wx' fails if it exists: when the server and a CLI command start together, the
+    // first writer wins and the other reads its pepper instead of overwriting it.
+    writeFileSync(file, `${pepper}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return readFileSync(file, 'utf8').trim();
+    throw error;
+  }
   chmodSync(file, 0o600);
   warn(
     `SERVICE_PASSWORD_PEPPER is unset: generated one into ${file}. Back it up: without it no stored password verifies.`,
