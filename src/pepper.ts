@@ -28,7 +28,8 @@ export function resolvePepper(config: Config, warn: (message: string) => void): 
     // first writer wins and the other reads its pepper instead of overwriting it.
     writeFileSync(file, `${pepper}\n`, { mode: 0o600, flag: 'wx' });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return readFileSync(file, 'utf8').trim();
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+      return readFileSync(file, 'utf8').trim();
     throw error;
   }
   chmodSync(file, 0o600);

@@ -4,10 +4,14 @@ import { sweep } from './domain/sweep.js';
 
 /** `tessera serve`: migrate, listen, sweep periodically, stop gracefully on SIGTERM/SIGINT. */
 export async function serve(config: Config): Promise<void> {
-  const { app, deps, close } = await buildApp(config, {}, {
-    warn: (message) => console.warn(`tessera: ${message}`),
-    error: (object, message) => console.error(`tessera: ${message}`, object),
-  });
+  const { app, deps, close } = await buildApp(
+    config,
+    {},
+    {
+      warn: (message) => console.warn(`tessera: ${message}`),
+      error: (object, message) => console.error(`tessera: ${message}`, object),
+    },
+  );
   const applied = await deps.store.migrate();
   if (applied.length > 0) app.log.info({ applied }, 'migrations applied');
 

@@ -13,7 +13,12 @@ export function svcCommands(program: Command): void {
     .command('create')
     .description('create a service token; the token is printed once and never stored')
     .requiredOption('--name <name>', 'unique name of the calling service')
-    .option('--grant <grant>', 'a grant (repeatable)', (value, all: string[]) => [...all, value], [])
+    .option(
+      '--grant <grant>',
+      'a grant (repeatable)',
+      (value, all: string[]) => [...all, value],
+      [],
+    )
     .option('--json', 'print one JSON document')
     .action(async (options: { name: string; grant: string[]; json?: boolean }) => {
       const created = await withServices((deps) =>

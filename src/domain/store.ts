@@ -11,7 +11,8 @@ import type { SessionStore } from './sessions/session-store.js';
  * Implemented by storage/ for SQLite and PostgreSQL.
  */
 export interface Store
-  extends IdentityStore,
+  extends
+    IdentityStore,
     SessionStore,
     ServiceTokenStore,
     AuditStore,

@@ -17,7 +17,10 @@ export function clientAddress(request: FastifyRequest, caller: ServiceCaller | n
   if (!caller.grants.has('browser_proxy')) throw new DomainError('forbidden');
   const address = Array.isArray(stated) ? stated[0] : stated;
   if (!address || isIP(address.trim()) === 0) {
-    throw new DomainError('validation_error', `${CLIENT_IP_HEADER} must be an IPv4 or IPv6 address`);
+    throw new DomainError(
+      'validation_error',
+      `${CLIENT_IP_HEADER} must be an IPv4 or IPv6 address`,
+    );
   }
   return address.trim();
 }

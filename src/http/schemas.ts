@@ -4,40 +4,34 @@ import { type TSchema, Type } from '@sinclair/typebox';
 
 const Timestamp = Type.String({ format: 'date-time' });
 
-export const IdentitySchema = Type.Object(
-  {
-    id: Type.String({ format: 'uuid' }),
-    username: Type.String(),
-    display_name: Type.String(),
-    avatar_url: Type.Union([Type.String(), Type.Null()]),
-    state: Type.Union([Type.Literal('active'), Type.Literal('disabled')]),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-);
+export const IdentitySchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  username: Type.String(),
+  display_name: Type.String(),
+  avatar_url: Type.Union([Type.String(), Type.Null()]),
+  state: Type.Union([Type.Literal('active'), Type.Literal('disabled')]),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
 
-export const SessionSchema = Type.Object(
-  {
-    id: Type.String({ format: 'uuid' }),
-    identity: IdentitySchema,
-    issued_at: Timestamp,
-    expires_at: Timestamp,
-    authenticated_via: Type.Union([Type.Literal('password'), Type.Literal('link')]),
-  },
-);
+export const SessionSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  identity: IdentitySchema,
+  issued_at: Timestamp,
+  expires_at: Timestamp,
+  authenticated_via: Type.Union([Type.Literal('password'), Type.Literal('link')]),
+});
 
 export const MintedSessionSchema = Type.Object({
   session: SessionSchema,
   token: Type.String({ description: 'Raw session token (tess_s_…), shown once' }),
 });
 
-export const ErrorSchema = Type.Object(
-  {
-    error: Type.String(),
-    message: Type.Optional(Type.String()),
-    retry_after: Type.Optional(Type.Number()),
-  },
-);
+export const ErrorSchema = Type.Object({
+  error: Type.String(),
+  message: Type.Optional(Type.String()),
+  retry_after: Type.Optional(Type.Number()),
+});
 
 export const IdParams = Type.Object({ id: Type.String() });
 

@@ -38,7 +38,9 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
 
   app.decorateRequest('errorCode', null);
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, new DomainError('not_found')));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, new DomainError('not_found')),
+  );
 
   await app.register(swagger, {
     openapi: {

@@ -30,7 +30,9 @@ export const postgresAvailable = requireSuite(
 export function describeEachDatabase(name: string, body: (kind: DatabaseKind) => void): void {
   describe(`${name} [sqlite]`, () => body('sqlite'));
   if (postgresAvailable) describe(`${name} [postgres]`, () => body('postgres'));
-  else describe.skip(`${name} [postgres] (skipped: SERVICE_TEST_DATABASE_URL not set)`, () => body('postgres'));
+  else
+    describe.skip(`${name} [postgres] (skipped: SERVICE_TEST_DATABASE_URL not set)`, () =>
+      body('postgres'));
 }
 
 export interface TestDatabase {

@@ -27,7 +27,8 @@ export async function checkPassword(
   password: string,
 ): Promise<IdentityRecord> {
   const username = parseUsername(rawUsername);
-  const identity = username === null ? undefined : await deps.store.findIdentityByUsername(username);
+  const identity =
+    username === null ? undefined : await deps.store.findIdentityByUsername(username);
   const ok = identity?.password_hash
     ? await deps.hasher.verify(identity.password_hash, password)
     : await deps.hasher.verifyDummy(password);

@@ -57,7 +57,8 @@ export async function createServiceToken(
     try {
       await tx.insertServiceToken(record);
     } catch (error) {
-      if (error instanceof UniqueViolation) throw validationError(`a service named "${name}" exists`);
+      if (error instanceof UniqueViolation)
+        throw validationError(`a service named "${name}" exists`);
       throw error;
     }
     await deps.audit.write(tx, actor, {

@@ -87,10 +87,10 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
       schema: {
         tags: ['sessions'],
         params: IdParams,
-        response: responses(
-          { 200: Type.Object({ revoked: Type.Integer() }) },
-          [...SERVICE_ERRORS, 404],
-        ),
+        response: responses({ 200: Type.Object({ revoked: Type.Integer() }) }, [
+          ...SERVICE_ERRORS,
+          404,
+        ]),
       },
     },
     async (request) => ({

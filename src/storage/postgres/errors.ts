@@ -20,11 +20,20 @@ export function translatePostgresError(error: unknown): unknown {
   if (code === '57014' || /timeout/i.test(error.message)) return new StorageTimeout(error);
   if (typeof code === 'string') {
     // 08: connection exceptions; 57P0x: server shutting down; 53300: too many connections.
-    if (code.startsWith('08') || code.startsWith('57P') || code === '53300' || UNREACHABLE_ERRNO.has(code)) {
+    if (
+      code.startsWith('08') ||
+      code.startsWith('57P') ||
+      code === '53300' ||
+      UNREACHABLE_ERRNO.has(code)
+    ) {
       return new StorageUnavailable(error);
     }
   }
-  if (/Connection terminated|not queryable|Client has encountered a connection error/i.test(error.message)) {
+  if (
+    /Connection terminated|not queryable|Client has encountered a connection error/i.test(
+      error.message,
+    )
+  ) {
     return new StorageUnavailable(error);
   }
   return error;
