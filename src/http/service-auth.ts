@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor, AuditLog } from '../domain/audit/audit-log.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError, validationError } from '../domain/errors.js';
 import type { Grant, ServiceCaller } from '../domain/service-tokens/service-token.js';
 import { authenticateServiceToken } from '../domain/service-tokens/service-token-service.js';
 import type { Store } from '../domain/store.js';
@@ -53,10 +53,22 @@ export function registerServiceAuth(
 
   app.addHook('onRequest', async (request) => {
     const { grant } = request.routeOptions.config;
-    if (!grant) return;
+    if (!grant) {
+      // An unknown route answers 404 whatever the token, but a presented token is audited.
+      if (request.is404 && request.headers.authorization !== undefined) {
+        await presentedCaller(deps.store, request).catch(() => undefined);
+      }
+      return;
+    }
     const caller = await presentedCaller(deps.store, request);
     if (!caller) throw new DomainError('missing_service_token');
     if (!caller.grants.has(grant)) throw new DomainError('forbidden');
+    // Service bodies are JSON only; the form parser registered for the browser flows must
+    // not make a form post acceptable here.
+    const type = request.headers['content-type'];
+    if (request.routeOptions.schema?.body && type && !/^application\/json\s*(;|$)/i.test(type)) {
+      throw validationError('content type must be application/json');
+    }
   });
 
   app.addHook('onResponse', async (request, reply) => {

@@ -1,0 +1,153 @@
+import type { InjectOptions } from 'fastify';
+import type { TestApp } from './app.js';
+import { createIdentity, createSession, PASSWORD, uniqueName } from './core.js';
+
+export interface CoreRequest {
+  method: InjectOptions['method'];
+  url: string;
+  body?: unknown;
+}
+
+export interface CoreEndpoint {
+  name: string;
+  grant: string;
+  /** The audit action the route records. */
+  action: string;
+  /** Status of a well-formed request by a caller holding the grant. */
+  ok: number;
+  /** Builds a well-formed request (creating whatever it needs first). */
+  request(t: TestApp): Promise<CoreRequest>;
+}
+
+/** The core endpoints of SPEC.md 5.2 and API-DECISIONS 2 with the grant each requires. */
+export const CORE_ENDPOINTS: CoreEndpoint[] = [
+  {
+    name: 'GET /v1/identities/{id}',
+    grant: 'identity_read',
+    action: 'identity_read',
+    ok: 200,
+    async request(t) {
+      const identity = await createIdentity(t);
+      return { method: 'GET', url: `/v1/identities/${identity.id}` };
+    },
+  },
+  {
+    name: 'GET /v1/identities?username=',
+    grant: 'identity_read',
+    action: 'identity_lookup',
+    ok: 200,
+    async request(t) {
+      const identity = await createIdentity(t);
+      return { method: 'GET', url: `/v1/identities?username=${identity.username}` };
+    },
+  },
+  {
+    name: 'PATCH /v1/identities/{id}/profile',
+    grant: 'identity_write',
+    action: 'identity_update',
+    ok: 200,
+    async request(t) {
+      const identity = await createIdentity(t);
+      return {
+        method: 'PATCH',
+        url: `/v1/identities/${identity.id}/profile`,
+        body: { display_name: 'New Name' },
+      };
+    },
+  },
+  {
+    name: 'PATCH /v1/identities/{id} (alias)',
+    grant: 'identity_write',
+    action: 'identity_update',
+    ok: 200,
+    async request(t) {
+      const identity = await createIdentity(t);
+      return {
+        method: 'PATCH',
+        url: `/v1/identities/${identity.id}`,
+        body: { display_name: 'New Name' },
+      };
+    },
+  },
+  {
+    name: 'POST /v1/register',
+    grant: 'direct_auth',
+    action: 'identity_register',
+    ok: 201,
+    request: async () => ({
+      method: 'POST',
+      url: '/v1/register',
+      body: { username: uniqueName(), password: PASSWORD },
+    }),
+  },
+  {
+    name: 'POST /v1/register-and-authenticate',
+    grant: 'direct_auth',
+    action: 'identity_register_and_authenticate',
+    ok: 201,
+    request: async () => ({
+      method: 'POST',
+      url: '/v1/register-and-authenticate',
+      body: { username: uniqueName(), password: PASSWORD },
+    }),
+  },
+  {
+    name: 'POST /v1/authenticate/password',
+    grant: 'direct_auth',
+    action: 'authenticate_password',
+    ok: 200,
+    async request(t) {
+      const identity = await createIdentity(t);
+      return {
+        method: 'POST',
+        url: '/v1/authenticate/password',
+        body: { username: identity.username, password: PASSWORD },
+      };
+    },
+  },
+  {
+    name: 'POST /v1/sessions/verify',
+    grant: 'introspect',
+    action: 'session_verify',
+    ok: 200,
+    async request(t) {
+      const session = await createSession(t, (await createIdentity(t)).id);
+      return { method: 'POST', url: '/v1/sessions/verify', body: { token: session.token } };
+    },
+  },
+  {
+    name: 'POST /v1/sessions/revoke',
+    grant: 'revoke',
+    action: 'session_revoke',
+    ok: 204,
+    async request(t) {
+      const session = await createSession(t, (await createIdentity(t)).id);
+      return { method: 'POST', url: '/v1/sessions/revoke', body: { token: session.token } };
+    },
+  },
+  {
+    name: 'POST /v1/identities/{id}/revoke-sessions',
+    grant: 'revoke',
+    action: 'identity_revoke_sessions',
+    ok: 200,
+    async request(t) {
+      const identity = await createIdentity(t);
+      return { method: 'POST', url: `/v1/identities/${identity.id}/revoke-sessions` };
+    },
+  },
+];
+
+/** Sends a core request with the given bearer (null: no Authorization header). */
+export function send(t: TestApp, request: CoreRequest, bearer: string | null) {
+  return t.call(request.method, request.url, bearer, request.body);
+}
+
+/** Sends with a raw Authorization header value. */
+export function sendWithHeader(t: TestApp, request: CoreRequest, authorization: string) {
+  return t.inject({
+    method: request.method,
+    url: request.url,
+    headers: { authorization },
+    ...(request.body === undefined ? {} : { payload: request.body as object }),
+  });
+}
