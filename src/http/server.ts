@@ -1,7 +1,9 @@
+import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { DomainError } from '../domain/errors.js';
+import { browserEndpoints } from './cors.js';
 import type { AppDeps } from './deps.js';
 import { handleError, sendError } from './errors.js';
 import { directAuthRoutes } from './routes/direct-auth.js';
@@ -51,12 +53,14 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
+  await app.register(cookie);
 
   registerServiceAuth(app, deps);
   operationRoutes(app, deps);
   identityRoutes(app, deps);
   sessionRoutes(app, deps);
   directAuthRoutes(app, deps);
+  await app.register((browser) => browserEndpoints(browser, deps));
   await app.ready();
   return app;
 }

@@ -6,9 +6,11 @@ export interface FlowStore {
   listFlowErrors(flowId: string): Promise<FlowErrorRecord[]>;
   /**
    * Moves a flow from `created` to `completed` in one conditional UPDATE; returns false
-   * when another submission (in this or another process) got there first.
+   * when another submission (in this or another process) got there first, the flow was
+   * closed meanwhile, or it expired.
    */
   completeFlow(id: string, now: number): Promise<boolean>;
+  /** Records a failure; a flow that no longer exists records nothing. */
   recordFlowError(record: FlowErrorRecord): Promise<void>;
   /**
    * Counts one failed password attempt and closes the flow (state `failed`) when it

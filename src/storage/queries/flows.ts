@@ -29,8 +29,23 @@ export function flowQueries(db: Kysely<Database>): FlowStore {
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },
+    // INSERT … SELECT rather than a plain INSERT: a flow swept away between the submission
+    // loading it and its failure being recorded must not turn into a foreign-key error.
     async recordFlowError(record) {
-      await db.insertInto('flow_errors').values(record).execute();
+      await db
+        .insertInto('flow_errors')
+        .columns(['flow_id', 'at', 'error'])
+        .expression(
+          db
+            .selectFrom('flows')
+            .select([
+              'id as flow_id',
+              sql<number>`CAST(${record.at} AS BIGINT)`.as('at'),
+              sql<string>`CAST(${record.error} AS TEXT)`.as('error'),
+            ])
+            .where('id', '=', record.flow_id),
+        )
+        .execute();
     },
     async countFailedAttempt(id, maxAttempts) {
       await db

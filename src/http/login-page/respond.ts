@@ -1,0 +1,173 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, type ErrorCode } from '../../domain/errors.js';
+import { type FlowRecord, flowViewState } from '../../domain/login-flows/flow.js';
+import { MISSING_CREDENTIALS } from '../../domain/login-flows/flow-service.js';
+import { ERROR_STATUS, toDomainError } from '../errors.js';
+import { loginPage, messagePage } from './render.js';
+import { STYLES_HASH } from './styles.js';
+
+/** The encodings an HTML form can submit; such a client is a browser and gets pages. */
+const FORM_TYPES = new Set([
+  'application/x-www-form-urlencoded',
+  'multipart/form-data',
+  'text/plain',
+]);
+
+export function isFormPost(request: FastifyRequest): boolean {
+  const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+  return type !== undefined && FORM_TYPES.has(type);
+}
+
+/** True when the client ranks HTML above JSON (a navigating browser), by the Accept q-values. */
+export function prefersHtml(request: FastifyRequest): boolean {
+  let html = 0;
+  let json = 0;
+  for (const part of (request.headers.accept ?? '').split(',')) {
+    const [type = '', ...params] = part.split(';').map((item) => item.trim().toLowerCase());
+    const qParam = params.find((param) => param.startsWith('q='));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (!Number.isFinite(q)) continue;
+    if (type === 'text/html' || type === 'application/xhtml+xml') html = Math.max(html, q);
+    else if (type === 'application/json' || type === 'application/*' || type === '*/*') {
+      json = Math.max(json, q);
+    }
+  }
+  return html > json;
+}
+
+/**
+ * Sends a hosted page with its security headers. The CSP allows no script and no resource
+ * but the inline stylesheet; `form-action` must also allow where the form's 303 lands,
+ * because Chromium applies it to the redirect after the post.
+ */
+export function sendPage(
+  reply: FastifyReply,
+  status: number,
+  html: string,
+  landingOrigins: readonly string[] = [],
+): FastifyReply {
+  const formAction = ["'self'", ...landingOrigins].join(' ');
+  return reply
+    .code(status)
+    .header(
+      'content-security-policy',
+      `default-src 'none'; style-src ${STYLES_HASH}; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+    )
+    .header('x-frame-options', 'DENY')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'no-store')
+    .type('text/html; charset=utf-8')
+    .send(html);
+}
+
+/** The origin a flow lands on after sign-in, for `form-action`. */
+export function landingOrigins(flow: FlowRecord | undefined): string[] {
+  return flow?.return_to ? [new URL(flow.return_to).origin] : [];
+}
+
+export function restartUrl(flow: FlowRecord | undefined): string {
+  return flow?.return_to
+    ? `/v1/login?return_to=${encodeURIComponent(flow.return_to)}`
+    : '/v1/login';
+}
+
+/** A sentence for a failure that leaves the form usable. */
+function formMessage(error: DomainError): string {
+  switch (error.code) {
+    case 'invalid_credentials':
+      return 'The username or password is incorrect.';
+    case 'identity_disabled':
+      return 'This account is disabled. Contact your administrator.';
+    case 'rate_limited':
+      return `Too many attempts. Try again in ${error.retryAfterSeconds ?? 60} seconds.`;
+    case 'validation_error':
+      return error.message === MISSING_CREDENTIALS
+        ? 'Enter your username and password.'
+        : 'The form could not be read. Enter your username and password again.';
+    case 'unavailable':
+    case 'timeout':
+      return 'Sign-in is temporarily unavailable. Try again in a moment.';
+    default:
+      return 'Sign-in did not work. Try again.';
+  }
+}
+
+/** Title and sentence for a failure after which this form cannot be used any more. */
+function deadEnd(error: DomainError, flow: FlowRecord | undefined, now: number): [string, string] {
+  if (error.code === 'forbidden') {
+    return ['Request refused', 'This sign-in form was sent from another site, so it was refused.'];
+  }
+  if (error.code === 'not_found') {
+    return ['Sign-in not found', 'This sign-in form does not exist or has been cleaned up.'];
+  }
+  if (error.code === 'rate_limited') {
+    const wait = error.retryAfterSeconds ?? 60;
+    return ['Too many attempts', `Too many sign-in attempts. Try again in ${wait} seconds.`];
+  }
+  if (error.code === 'validation_error' && !flow) {
+    return [
+      'Sign-in link not allowed',
+      'This sign-in link asks to continue to an address that is not allowed.',
+    ];
+  }
+  if (error.code === 'unavailable' || error.code === 'timeout') {
+    return ['Temporarily unavailable', formMessage(error)];
+  }
+  switch (flow ? flowViewState(flow, now) : undefined) {
+    case 'completed':
+      return ['Already signed in', 'This sign-in form has already been used.'];
+    case 'failed':
+      return ['Too many attempts', 'Too many failed attempts on this sign-in form.'];
+    case 'expired':
+      return ['Sign-in expired', 'This sign-in form has expired.'];
+  }
+  return [
+    'Sign-in failed',
+    flow ? 'This sign-in form is out of date.' : 'Sign-in could not start.',
+  ];
+}
+
+export interface FailureContext {
+  /** The flow the request was about, when it could be loaded. */
+  flow?: FlowRecord;
+  /** Re-render the form (the submitter proved it knew the flow's CSRF token). */
+  formUsable: boolean;
+  username?: string;
+  now: number;
+}
+
+/**
+ * Answers a browser with a page instead of the JSON error: the form again with the error
+ * above it when the form can still be used, a short explanation with a way to start
+ * again when not. The status is the error model's, so scripts and tests can still tell.
+ */
+export function sendFailurePage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  thrown: unknown,
+  context: FailureContext,
+): FastifyReply {
+  let error: DomainError;
+  try {
+    error = toDomainError(thrown);
+  } catch {
+    request.log.error({ err: thrown }, 'unhandled error');
+    request.errorCode = 'internal_error';
+    const page = messagePage({ title: 'Something went wrong', message: 'Try again later.' });
+    return sendPage(reply, 500, page);
+  }
+  const code: ErrorCode = error.code;
+  request.errorCode = code;
+  if (code === 'rate_limited' && error.retryAfterSeconds !== undefined) {
+    reply.header('retry-after', String(error.retryAfterSeconds));
+  }
+  const { flow } = context;
+  if (flow && context.formUsable && code !== 'forbidden' && code !== 'invalid_token') {
+    const page = loginPage({ flow, error: formMessage(error), username: context.username });
+    return sendPage(reply, ERROR_STATUS[code], page, landingOrigins(flow));
+  }
+  const [title, message] = deadEnd(error, flow, context.now);
+  const restart = code === 'unavailable' || code === 'timeout' ? undefined : restartUrl(flow);
+  return sendPage(reply, ERROR_STATUS[code], messagePage({ title, message, restartUrl: restart }));
+}

@@ -1,0 +1,59 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Actor } from '../../domain/audit/audit-log.js';
+import { revokeSessionByToken, verifySession } from '../../domain/sessions/session-service.js';
+import { isWellFormedToken } from '../../lib/tokens.js';
+import { clearSessionCookie, sessionCookie } from '../cookies.js';
+import type { AppDeps } from '../deps.js';
+import { logoutOrigins, refuseForeignOrigin } from '../origins.js';
+import { SessionSchema, responses } from '../schemas.js';
+
+/** The end user ending their own session: audited, but no service acted. */
+const LOGOUT_ACTOR: Actor = { service_name: null, service_id: null, details: { via: 'logout' } };
+
+/**
+ * The session CORS zone. Both endpoints read only the `service_session` cookie: an
+ * `Authorization` or `X-Service-Client-Ip` header changes nothing here.
+ */
+export function browserSessionRoutes(app: FastifyInstance, deps: AppDeps): void {
+  const cookieSettings = {
+    cookieDomain: deps.config.cookieDomain,
+    sessionTtlMs: deps.sessionTtlMs,
+  };
+
+  app.get(
+    '/v1/whoami',
+    {
+      schema: {
+        tags: ['browser'],
+        description:
+          'The session in the service_session cookie. Verified afresh on every call; no caching headers.',
+        response: responses({ 200: SessionSchema }, [401, 403, 503, 504]),
+      },
+    },
+    async (request) => verifySession(deps, sessionCookie(request)),
+  );
+
+  app.post(
+    '/v1/logout',
+    {
+      onRequest: refuseForeignOrigin((request) => logoutOrigins(request, deps.config)),
+      schema: {
+        tags: ['browser'],
+        description:
+          'Revokes the session in the cookie and clears the cookie. 204 also without a valid cookie.',
+        response: responses({ 204: Type.Null() }, [403, 503, 504]),
+      },
+    },
+    async (request, reply) => {
+      const token = sessionCookie(request);
+      // Anything that is not a session token names no session: nothing to revoke, and
+      // the cookie is cleared all the same.
+      if (isWellFormedToken('session', token)) {
+        await revokeSessionByToken(deps, LOGOUT_ACTOR, token);
+      }
+      clearSessionCookie(reply, cookieSettings);
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,198 @@
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isFlowOpen, toFlowView, toStartedFlow } from '../../domain/login-flows/flow.js';
+import {
+  type FlowDeps,
+  findFlowWithErrors,
+  startFlow,
+  submitPassword,
+} from '../../domain/login-flows/flow-service.js';
+import { toIso } from '../../lib/clock.js';
+import { isWellFormedToken, secretsEqual } from '../../lib/tokens.js';
+import { clientAddress } from '../client-address.js';
+import { setSessionCookie } from '../cookies.js';
+import type { AppDeps } from '../deps.js';
+import { handleError } from '../errors.js';
+import {
+  isFormPost,
+  landingOrigins,
+  prefersHtml,
+  sendFailurePage,
+  sendPage,
+} from '../login-page/respond.js';
+import { loginPage, signedInPage } from '../login-page/render.js';
+import { flowSubmitOrigins, refuseForeignOrigin, returnToAllowList } from '../origins.js';
+import { IdParams, SessionSchema, responses } from '../schemas.js';
+import { presentedCaller } from '../service-auth.js';
+
+const Timestamp = Type.String({ format: 'date-time' });
+const FlowFields = {
+  id: Type.String({ description: 'Flow id (tess_f_…)' }),
+  flow_id: Type.String({ description: 'Same as id' }),
+  return_to: Type.Union([Type.String(), Type.Null()]),
+  state: Type.Union(
+    ['created', 'completed', 'failed', 'expired'].map((state) => Type.Literal(state)),
+  ),
+  issued_at: Timestamp,
+  expires_at: Timestamp,
+};
+const StartedFlowSchema = Type.Object({ ...FlowFields, csrf_token: Type.String() });
+const FlowDetailSchema = Type.Object({
+  ...FlowFields,
+  errors: Type.Array(Type.Object({ error: Type.String(), at: Timestamp })),
+});
+const SubmitResultSchema = Type.Object({
+  return_to: Type.Union([Type.String(), Type.Null()]),
+  session: SessionSchema,
+});
+
+const LoginQuery = Type.Object({ return_to: Type.Optional(Type.String()) });
+const SubmitBody = Type.Object(
+  {
+    username: Type.Optional(Type.String()),
+    password: Type.Optional(Type.String()),
+    csrf_token: Type.Optional(Type.String({ description: 'From GET /v1/login; body only' })),
+  },
+  { additionalProperties: false },
+);
+type SubmitRoute = { Params: Static<typeof IdParams>; Body: Static<typeof SubmitBody> };
+
+/** Statuses the proxy header and the stores can add to any browser endpoint. */
+const BROWSER_ERRORS = [401, 403, 422, 503, 504];
+
+/** The per-IP key: the stated end-user address from a browser_proxy caller, else the peer. */
+async function addressOf(deps: AppDeps, request: FastifyRequest): Promise<string> {
+  return clientAddress(request, await presentedCaller(deps.store, request));
+}
+
+export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
+  const flowDeps: FlowDeps = {
+    ...deps,
+    flows: {
+      ttlMs: deps.config.flowTtlMs,
+      maxAttempts: deps.config.flowMaxAttempts,
+      createRule: deps.config.rateLimits.flowCreateIp,
+      submitRule: deps.config.rateLimits.loginIp,
+    },
+  };
+
+  const cookieSettings = {
+    cookieDomain: deps.config.cookieDomain,
+    sessionTtlMs: deps.sessionTtlMs,
+  };
+
+  app.get<{ Querystring: Static<typeof LoginQuery> }>(
+    '/v1/login',
+    {
+      // HEAD must not create flows (nor spend the caller's rate limit).
+      exposeHeadRoute: false,
+      config: { action: 'flow_create' },
+      errorHandler: (error, request, reply) =>
+        prefersHtml(request)
+          ? sendFailurePage(request, reply, error, { formUsable: false, now: deps.clock.now() })
+          : handleError(error, request, reply),
+      schema: {
+        tags: ['browser'],
+        description:
+          'Starts a login flow. JSON for API clients; a browser asking for HTML gets the hosted login page, or a 303 to SERVICE_LOGIN_UI_URL?flow=<id> when set.',
+        querystring: LoginQuery,
+        response: responses({ 200: StartedFlowSchema }, [...BROWSER_ERRORS, 429]),
+      },
+    },
+    async (request, reply) => {
+      const flow = await startFlow(flowDeps, {
+        returnTo: request.query.return_to,
+        address: await addressOf(deps, request),
+        allowList: returnToAllowList(request, deps.config),
+      });
+      if (!prefersHtml(request)) {
+        return reply
+          .header('cache-control', 'no-store')
+          .send(toStartedFlow(flow, deps.clock.now()));
+      }
+      if (deps.config.loginUiUrl) {
+        const target = new URL(deps.config.loginUiUrl);
+        target.searchParams.set('flow', flow.id);
+        return reply.header('cache-control', 'no-store').redirect(target.href, 303);
+      }
+      return sendPage(reply, 200, loginPage({ flow }), landingOrigins(flow));
+    },
+  );
+
+  app.get<{ Params: Static<typeof IdParams> }>(
+    '/v1/flows/:id',
+    {
+      config: { action: 'flow_read' },
+      schema: {
+        tags: ['browser'],
+        description: 'A flow without its CSRF token, with the errors recorded on it, newest last.',
+        params: IdParams,
+        response: responses({ 200: FlowDetailSchema }, [...BROWSER_ERRORS, 404]),
+      },
+    },
+    async (request, reply) => {
+      await addressOf(deps, request);
+      const { flow, errors } = await findFlowWithErrors(deps.store, request.params.id);
+      return reply.header('cache-control', 'no-store').send({
+        ...toFlowView(flow, deps.clock.now()),
+        errors: errors.map((row) => ({ error: row.error, at: toIso(row.at) })),
+      });
+    },
+  );
+
+  /** A form post's failure: the page again, or a dead end, never a raw JSON document. */
+  async function formFailure(
+    error: unknown,
+    request: FastifyRequest<SubmitRoute>,
+    reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const now = deps.clock.now();
+    const id = request.params.id;
+    const flow = isWellFormedToken('flow', id)
+      ? await deps.store.findFlow(id).catch(() => undefined)
+      : undefined;
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const csrf = body.csrf_token;
+    const formUsable =
+      flow !== undefined &&
+      isFlowOpen(flow, now) &&
+      typeof csrf === 'string' &&
+      secretsEqual(flow.csrf_token, csrf);
+    const username = typeof body.username === 'string' ? body.username : undefined;
+    return sendFailurePage(request, reply, error, { flow, formUsable, username, now });
+  }
+
+  app.post<SubmitRoute>(
+    '/v1/flows/:id/password',
+    {
+      config: { action: 'flow_password' },
+      onRequest: refuseForeignOrigin((request) => flowSubmitOrigins(request, deps.config)),
+      errorHandler: (error, request, reply) =>
+        isFormPost(request)
+          ? formFailure(error, request as FastifyRequest<SubmitRoute>, reply)
+          : handleError(error, request, reply),
+      schema: {
+        tags: ['browser'],
+        description:
+          'SPEC 4.9. JSON or an HTML form post (application/x-www-form-urlencoded): a form post answers 303 to return_to, or a page.',
+        params: IdParams,
+        body: SubmitBody,
+        response: responses({ 200: SubmitResultSchema }, [...BROWSER_ERRORS, 404, 429]),
+      },
+    },
+    async (request, reply) => {
+      const address = await addressOf(deps, request);
+      const { returnTo, minted } = await submitPassword(flowDeps, {
+        flowId: request.params.id,
+        csrfToken: request.body.csrf_token,
+        username: request.body.username,
+        password: request.body.password,
+        address,
+      });
+      setSessionCookie(reply, minted.token, cookieSettings);
+      if (!isFormPost(request)) return { return_to: returnTo, session: minted.session };
+      if (returnTo) return reply.redirect(returnTo, 303);
+      return sendPage(reply, 200, signedInPage(minted.session));
+    },
+  );
+}
