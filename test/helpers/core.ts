@@ -3,6 +3,7 @@ import { expect } from 'vitest';
 import { type AuditEntry, toAuditEntry } from '../../src/domain/audit/audit.js';
 import { registerIdentity } from '../../src/domain/identities/identity-service.js';
 import type { Identity, IdentityRecord } from '../../src/domain/identities/identity.js';
+import { createServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
 import { mintSession } from '../../src/domain/sessions/session-service.js';
 import { newToken } from '../../src/lib/tokens.js';
 import type { TestApp } from './app.js';
@@ -33,6 +34,15 @@ let counter = 0;
 export function uniqueName(prefix = 'user'): string {
   counter += 1;
   return `${prefix}${counter}_${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * A service token with a unique name; unlike `t.token`, safe for a second app sharing the
+ * database of the first (whose token names would collide).
+ */
+export async function namedToken(t: TestApp, ...grants: string[]): Promise<string> {
+  const created = await createServiceToken(t.deps, testActor, { name: uniqueName('svc'), grants });
+  return created.token;
 }
 
 /** Creates an identity through the domain (as `tessera identity create` does). */

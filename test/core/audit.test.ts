@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRANTS } from '../../src/domain/service-tokens/service-token.js';
+import { newToken } from '../../src/lib/tokens.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import {
+  auditEntries,
+  auditSince,
+  createIdentity,
+  createSession,
+  PASSWORD,
+} from '../helpers/core.js';
+import { CORE_ENDPOINTS, send } from '../helpers/core-endpoints.js';
+import { createTestDatabase, describeEachDatabase } from '../helpers/databases.js';
+import { appOnStore, type StoreApp, withFailingAudit } from '../helpers/store-app.js';
+
+/** API-DECISIONS 3 (Audit): every request presenting a token leaves a row; mutations atomically. */
+describeEachDatabase('audit log', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp(kind);
+  });
+  afterAll(() => t?.close());
+
+  it.each(CORE_ENDPOINTS)(
+    '$name: allowed, forbidden and unauthenticated calls are all recorded',
+    async (endpoint) => {
+      const allowed = await t.token(endpoint.grant);
+      const other = await t.token(GRANTS.find((grant) => grant !== endpoint.grant)!);
+      const services = await t.deps.store.listServiceTokens();
+      const [allowedId, otherId] = services.slice(-2).map((service) => service.id);
+      const before = (await auditEntries(t)).length;
+      expect((await send(t, await endpoint.request(t), allowed)).statusCode).toBe(endpoint.ok);
+      expect((await send(t, await endpoint.request(t), other)).statusCode).toBe(403);
+      expect((await send(t, await endpoint.request(t), newToken('service'))).statusCode).toBe(401);
+      expect((await send(t, await endpoint.request(t), null)).statusCode).toBe(401);
+      const rows = (await auditSince(t, before)).filter((row) => row.action === endpoint.action);
+      expect(rows.map((row) => [row.outcome, row.service_id])).toEqual([
+        ['ok', allowedId],
+        ['forbidden', otherId],
+        ['invalid_service_token', null],
+      ]);
+      for (const row of rows) {
+        expect(Date.parse(row.timestamp)).toBe(t.clock.now());
+      }
+    },
+  );
+
+  it('a request without an Authorization header presents no token and leaves no row', async () => {
+    const before = (await auditEntries(t)).length;
+    await t.call('GET', '/v1/identities?username=someone', null);
+    await t.call('POST', '/v1/sessions/verify', null, { token: newToken('session') });
+    expect(await auditSince(t, before)).toEqual([]);
+  });
+
+  it('records target identity and service name on reads', async () => {
+    const token = await t.token('identity_read');
+    const identity = await createIdentity(t);
+    const before = (await auditEntries(t)).length;
+    await t.call('GET', `/v1/identities/${identity.id}`, token);
+    const [row] = await auditSince(t, before);
+    expect(row).toEqual({
+      action: 'identity_read',
+      service_name: expect.stringMatching(/^svc-\d+$/),
+      service_id: expect.any(String),
+      target_identity: identity.id,
+      timestamp: new Date(t.clock.now()).toISOString(),
+      outcome: 'ok',
+      details: { method: 'GET', path: '/v1/identities/:id' },
+    });
+  });
+
+  it('never records a password or a token', async () => {
+    const direct = await t.token('direct_auth', 'introspect');
+    const identity = await createIdentity(t);
+    const session = await createSession(t, identity.id);
+    await t.call('POST', '/v1/authenticate/password', direct, {
+      username: identity.username,
+      password: PASSWORD,
+    });
+    await t.call('POST', '/v1/authenticate/password', direct, {
+      username: identity.username,
+      password: 'wrong password!',
+    });
+    await t.call('POST', '/v1/sessions/verify', direct, { token: session.token });
+    await t.call('POST', '/v1/register', direct, { username: 'x', password: 'short' });
+    const text = JSON.stringify(await auditEntries(t));
+    for (const secret of [PASSWORD, 'wrong password!', session.token, direct, '"short"']) {
+      expect(text).not.toContain(secret);
+    }
+  });
+});
+
+describeEachDatabase('mutation and audit row commit together', (kind) => {
+  let t: StoreApp;
+  let drop: () => Promise<void>;
+  let healthy: TestApp;
+  beforeAll(async () => {
+    const db = await createTestDatabase(kind);
+    drop = () => db.drop();
+    const store = db.open();
+    await store.migrate();
+    healthy = await createTestApp(kind, {}, db);
+    t = await appOnStore(withFailingAudit(store));
+  });
+  afterAll(async () => {
+    await t?.close();
+    await healthy?.close();
+    await drop?.();
+  });
+
+  /** Tokens are created through the healthy app: creating one is itself an audited mutation. */
+  const tokenFor = (grant: string) => healthy.token(grant);
+
+  describe.each([
+    ['PATCH profile', 'identity_write'],
+    ['register', 'direct_auth'],
+    ['revoke by id', 'revoke'],
+    ['revoke-sessions', 'revoke'],
+    ['authenticate', 'direct_auth'],
+  ])('%s', (name, grant) => {
+    it('answers 500 internal_error and leaves no trace when its audit row fails', async () => {
+      const token = await tokenFor(grant);
+      const identity = await createIdentity(healthy);
+      const session = await createSession(healthy, identity.id);
+      const requests: Record<string, [string, string, unknown]> = {
+        'PATCH profile': ['PATCH', `/v1/identities/${identity.id}/profile`, { display_name: 'Z' }],
+        register: [
+          'POST',
+          '/v1/register',
+          { username: `${identity.username}-2`, password: PASSWORD },
+        ],
+        'revoke by id': ['POST', '/v1/sessions/revoke', { session_id: session.id }],
+        'revoke-sessions': ['POST', `/v1/identities/${identity.id}/revoke-sessions`, undefined],
+        authenticate: [
+          'POST',
+          '/v1/authenticate/password',
+          { username: identity.username, password: PASSWORD },
+        ],
+      };
+      const [method, url, body] = requests[name]!;
+      const res = await t.call(method as 'POST', url, token, body);
+      expect(res.statusCode).toBe(500);
+      expect(res.json()).toEqual({ error: 'internal_error' });
+      const after = await healthy.deps.store.findIdentityById(identity.id);
+      expect(after).toMatchObject({ display_name: identity.display_name });
+      expect(
+        await healthy.deps.store.findIdentityByUsername(`${identity.username}-2`),
+      ).toBeUndefined();
+      expect((await healthy.deps.store.findSessionById(session.id))?.revoked_at).toBeNull();
+      // Nothing but the one session created above exists for the identity.
+      expect(
+        await healthy.deps.store.revokeIdentitySessions(identity.id, healthy.clock.now()),
+      ).toBe(1);
+    });
+  });
+});
