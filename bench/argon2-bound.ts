@@ -1,0 +1,55 @@
+/**
+ * The bound argon2 itself sets on password login: argon2id verifications per second with the
+ * service's parameters (SERVICE_ARGON2_*, read through the service's own config loader) and
+ * its concurrency (SERVICE_HASH_CONCURRENCY verifications in flight, on the same libuv
+ * threadpool size), in a process of its own. Prints one JSON line.
+ *
+ * Usage: node --import tsx bench/argon2-bound.ts <seconds>
+ */
+import { hash, verify } from '@node-rs/argon2';
+import { loadConfig } from '../src/config.js';
+import { BENCH_PASSWORD, BENCH_PEPPER } from './lib/data.js';
+
+export interface BoundResult {
+  verifications: number;
+  durationSec: number;
+  perSec: number;
+  concurrency: number;
+  params: { memoryKib: number; iterations: number; parallelism: number };
+}
+
+const seconds = Number(process.argv[2] ?? 5);
+const config = loadConfig({ ...process.env, SERVICE_DATABASE_URL: ':memory:' });
+const options = {
+  algorithm: 2 as const,
+  memoryCost: config.argon2.memoryKib,
+  timeCost: config.argon2.iterations,
+  parallelism: config.argon2.parallelism,
+  secret: Buffer.from(BENCH_PEPPER, 'utf8'),
+};
+const stored = await hash(BENCH_PASSWORD, options);
+// One warm-up verification per slot, outside the measurement.
+await Promise.all(
+  Array.from({ length: config.hashConcurrency }, () => verify(stored, BENCH_PASSWORD, options)),
+);
+
+let verifications = 0;
+const started = process.hrtime.bigint();
+const deadline = started + BigInt(Math.round(seconds * 1e9));
+await Promise.all(
+  Array.from({ length: config.hashConcurrency }, async () => {
+    while (process.hrtime.bigint() < deadline) {
+      if (!(await verify(stored, BENCH_PASSWORD, options))) throw new Error('verify failed');
+      verifications += 1;
+    }
+  }),
+);
+const durationSec = Number(process.hrtime.bigint() - started) / 1e9;
+const result: BoundResult = {
+  verifications,
+  durationSec,
+  perSec: verifications / durationSec,
+  concurrency: config.hashConcurrency,
+  params: config.argon2,
+};
+process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -1,0 +1,247 @@
+/**
+ * The load generator, run as its own process (`node --import tsx bench/load-process.ts <spec>`)
+ * so that it never shares an event loop with the orchestrator or the measured server. It
+ * drives autocannon's API, rotates over many real tokens / ids, records every response's
+ * latency itself (float milliseconds) and prints one JSON result line.
+ */
+import { readFileSync } from 'node:fs';
+import autocannon, { type RequestStep, type Result } from 'autocannon';
+
+export type ScenarioName = 'whoami' | 'verify' | 'identity' | 'login' | 'link';
+
+export interface LoadData {
+  /** Raw session tokens that are valid in the database under test. */
+  tokens: string[];
+  identityIds: string[];
+  usernames: string[];
+  password: string;
+  serviceToken: string;
+  linkSubjects: { subject: string; username: string }[];
+}
+
+export interface LoadSpec {
+  url: string;
+  scenario: ScenarioName;
+  connections: number;
+  durationSec: number;
+  dataFile: string;
+}
+
+export interface LoadResult {
+  /** Operations of the scenario completed with the expected status (logins for `login`). */
+  ops: number;
+  opsPerSec: number;
+  /** All HTTP responses (a login is two). */
+  responses: number;
+  durationSec: number;
+  /** Latency of the measured request (the password POST for `login`), milliseconds. */
+  p50: number;
+  p99: number;
+  mean: number;
+  unexpected: Record<string, number>;
+  errors: number;
+  timeouts: number;
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
+  return sorted[Math.max(0, index)]!;
+}
+
+function rotate<T>(items: T[]): () => T {
+  if (items.length === 0) throw new Error('no fixture data for this scenario');
+  let next = 0;
+  return () => {
+    const item = items[next]!;
+    next = (next + 1) % items.length;
+    return item;
+  };
+}
+
+interface Plan {
+  requests: RequestStep[];
+  /** Status the measured request must answer with. */
+  expected: number;
+}
+
+function plan(scenario: ScenarioName, data: LoadData): Plan & { measured: () => boolean } {
+  const bearer = `Bearer ${data.serviceToken}`;
+  // Marks which step of a sequence the next 'response' event belongs to.
+  let lastStepMeasured = true;
+  const measured = () => lastStepMeasured;
+  switch (scenario) {
+    case 'whoami': {
+      const token = rotate(data.tokens);
+      return {
+        expected: 200,
+        measured,
+        requests: [
+          {
+            method: 'GET',
+            path: '/v1/whoami',
+            setupRequest: (request) => ({
+              ...request,
+              headers: { cookie: `service_session=${token()}` },
+            }),
+          },
+        ],
+      };
+    }
+    case 'verify': {
+      const token = rotate(data.tokens);
+      return {
+        expected: 200,
+        measured,
+        requests: [
+          {
+            method: 'POST',
+            path: '/v1/sessions/verify',
+            setupRequest: (request) => ({
+              ...request,
+              headers: { authorization: bearer, 'content-type': 'application/json' },
+              body: JSON.stringify({ token: token() }),
+            }),
+          },
+        ],
+      };
+    }
+    case 'identity': {
+      const id = rotate(data.identityIds);
+      return {
+        expected: 200,
+        measured,
+        requests: [
+          {
+            method: 'GET',
+            setupRequest: (request) => ({
+              ...request,
+              path: `/v1/identities/${id()}`,
+              headers: { authorization: bearer },
+            }),
+          },
+        ],
+      };
+    }
+    case 'link': {
+      const subject = rotate(data.linkSubjects);
+      return {
+        expected: 200,
+        measured,
+        requests: [
+          {
+            method: 'POST',
+            path: '/v1/authenticate/link',
+            setupRequest: (request) => {
+              const next = subject();
+              return {
+                ...request,
+                headers: { authorization: bearer, 'content-type': 'application/json' },
+                body: JSON.stringify({
+                  provider: 'bench',
+                  subject: next.subject,
+                  seed: { username: next.username, display_name: next.username },
+                }),
+              };
+            },
+          },
+        ],
+      };
+    }
+    case 'login': {
+      const user = rotate(data.usernames);
+      return {
+        expected: 200,
+        measured,
+        requests: [
+          {
+            method: 'GET',
+            path: '/v1/login',
+            headers: { accept: 'application/json' },
+            onResponse: (status, body, context) => {
+              lastStepMeasured = false;
+              if (status === 200) {
+                const flow = JSON.parse(body) as { id: string; csrf_token: string };
+                context.flow = flow;
+              }
+            },
+          },
+          {
+            method: 'POST',
+            setupRequest: (request, context) => {
+              const flow = context.flow as { id: string; csrf_token: string } | undefined;
+              if (!flow) return null;
+              return {
+                ...request,
+                path: `/v1/flows/${flow.id}/password`,
+                headers: { 'content-type': 'application/json', accept: 'application/json' },
+                body: JSON.stringify({
+                  username: user(),
+                  password: data.password,
+                  csrf_token: flow.csrf_token,
+                }),
+              };
+            },
+            onResponse: () => {
+              lastStepMeasured = true;
+            },
+          },
+        ],
+      };
+    }
+  }
+}
+
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  const data = JSON.parse(readFileSync(spec.dataFile, 'utf8')) as LoadData;
+  const { requests, expected, measured } = plan(spec.scenario, data);
+  let latencies = new Float64Array(1 << 16);
+  let count = 0;
+  let ops = 0;
+  let responses = 0;
+  const unexpected: Record<string, number> = {};
+  const started = process.hrtime.bigint();
+  const result = await new Promise<Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: spec.url,
+        connections: spec.connections,
+        duration: spec.durationSec,
+        timeout: 30,
+        requests,
+      },
+      (error, value) => (error ? reject(error) : resolve(value)),
+    );
+    instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      responses += 1;
+      if (!measured()) {
+        if (status >= 300) unexpected[status] = (unexpected[status] ?? 0) + 1;
+        return;
+      }
+      if (status === expected) ops += 1;
+      else unexpected[status] = (unexpected[status] ?? 0) + 1;
+      if (count === latencies.length) {
+        const grown = new Float64Array(latencies.length * 2);
+        grown.set(latencies);
+        latencies = grown;
+      }
+      latencies[count++] = ms;
+    });
+  });
+  const durationSec = Number(process.hrtime.bigint() - started) / 1e9;
+  const sorted = latencies.subarray(0, count).sort();
+  let sum = 0;
+  for (const value of sorted) sum += value;
+  return {
+    ops,
+    opsPerSec: ops / durationSec,
+    responses,
+    durationSec,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    mean: count ? sum / count : NaN,
+    unexpected,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}

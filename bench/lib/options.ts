@@ -1,0 +1,100 @@
+import { parseArgs } from 'node:util';
+import type { ScenarioName } from './load.js';
+
+export type DbKind = 'sqlite' | 'postgres';
+
+export const ALL_SCENARIOS: ScenarioName[] = ['whoami', 'verify', 'identity', 'login', 'link'];
+
+export interface BenchOptions {
+  durationSec: number;
+  warmupSec: number;
+  /** A/B pairs per scenario. */
+  rounds: number;
+  connections: number;
+  loginConnections: number;
+  only: ScenarioName[];
+  dbs: DbKind[];
+  large: boolean;
+  profile: boolean;
+  build: boolean;
+  postgresUrl: string;
+  /** Results file stem under bench/results/. */
+  out: string;
+}
+
+export const USAGE = `npm run bench -- [options]
+
+  --duration <s>          seconds per measured round (default 4)
+  --warmup <s>            seconds of discarded warm-up per process (default 1)
+  --rounds <n>            A/B pairs per scenario: service, floor, service, floor... (default 2)
+  --connections <n>       autocannon connections for the session scenarios (default 50)
+  --login-connections <n> connections for password login (default 8)
+  --only <a,b>            scenarios among ${ALL_SCENARIOS.join(', ')} (default all)
+  --db <sqlite|postgres|both>  (default both; postgres is skipped when unreachable)
+  --large                 whoami on the 1M identities / 5M sessions database vs the small one
+                          (seeds bench/.data/large.db once; default --db sqlite)
+  --profile               run the service under --cpu-prof for whoami and verify;
+                          writes bench/results/profiles/*.cpuprofile and a summary
+  --no-build              skip \`npm run build\`
+  --out <stem>            results file names (default latest, or large with --large)
+
+PostgreSQL: SERVICE_BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres);
+a fresh database is created for the run and dropped afterwards.`;
+
+export function parseOptions(argv: string[]): BenchOptions | null {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string', default: '4' },
+      warmup: { type: 'string', default: '1' },
+      rounds: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '50' },
+      'login-connections': { type: 'string', default: '8' },
+      only: { type: 'string' },
+      db: { type: 'string' },
+      large: { type: 'boolean', default: false },
+      profile: { type: 'boolean', default: false },
+      'no-build': { type: 'boolean', default: false },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) return null;
+  const positive = (name: string, text: string, integer = false): number => {
+    const value = Number(text);
+    if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+      throw new Error(`--${name} must be a positive ${integer ? 'integer' : 'number'}`);
+    }
+    return value;
+  };
+  const only = values.only
+    ? values.only.split(',').map((name) => {
+        if (!ALL_SCENARIOS.includes(name as ScenarioName)) {
+          throw new Error(`--only: unknown scenario ${name} (${ALL_SCENARIOS.join(', ')})`);
+        }
+        return name as ScenarioName;
+      })
+    : values.large
+      ? (['whoami'] as ScenarioName[])
+      : ALL_SCENARIOS;
+  const dbText = values.db ?? (values.large ? 'sqlite' : 'both');
+  if (!['sqlite', 'postgres', 'both'].includes(dbText)) {
+    throw new Error('--db must be sqlite, postgres or both');
+  }
+  return {
+    durationSec: positive('duration', values.duration),
+    warmupSec: Number(values.warmup) >= 0 ? Number(values.warmup) : 1,
+    rounds: positive('rounds', values.rounds, true),
+    connections: positive('connections', values.connections, true),
+    loginConnections: positive('login-connections', values['login-connections'], true),
+    only,
+    dbs: dbText === 'both' ? ['sqlite', 'postgres'] : [dbText as DbKind],
+    large: values.large,
+    profile: values.profile,
+    build: !values['no-build'],
+    postgresUrl:
+      process.env.SERVICE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    out: values.out ?? (values.large ? 'large' : 'latest'),
+  };
+}

@@ -1,0 +1,205 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { LoadResult, LoadSpec } from './load.js';
+
+export const ROOT = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
+const TSX = ['--import', 'tsx'];
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Runs a child to completion and returns its stdout; rejects with its stderr on failure. */
+export function run(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      command,
+      args,
+      { cwd: ROOT, env, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`${command} ${args.join(' ')} failed: ${stderr || error}`));
+        else resolve(stdout);
+      },
+    );
+  });
+}
+
+/** `node dist/cli/main.js <args>` with the given environment. */
+export function cli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return run(process.execPath, [join(ROOT, 'dist/cli/main.js'), ...args], env);
+}
+
+/** Last JSON line a bench child printed. */
+function lastJsonLine<T>(stdout: string): T {
+  const line = stdout.trim().split('\n').at(-1) ?? '';
+  return JSON.parse(line) as T;
+}
+
+export async function runLoadProcess(spec: LoadSpec, specFile: string): Promise<LoadResult> {
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(specFile, JSON.stringify(spec));
+  return lastJsonLine<LoadResult>(
+    await run(process.execPath, [...TSX, join(ROOT, 'bench/load-process.ts'), specFile]),
+  );
+}
+
+export async function runArgon2Bound(
+  seconds: number,
+  env: NodeJS.ProcessEnv,
+): Promise<{ perSec: number; verifications: number; concurrency: number }> {
+  return lastJsonLine(
+    await run(
+      process.execPath,
+      [...TSX, join(ROOT, 'bench/argon2-bound.ts'), String(seconds)],
+      env,
+    ),
+  );
+}
+
+export interface MemorySample {
+  /** Highest VmRSS seen while sampling, MiB. */
+  rssPeakMb: number;
+  /** VmHWM (the kernel's own peak RSS of the process), MiB. */
+  hwmMb: number;
+}
+
+function readStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+    return match ? Number(match[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** A listening child process (the service or the floor) with an RSS sampler. */
+export class ServerProcess {
+  #rssPeakKb = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #exited: Promise<number | null>;
+  stderr = '';
+
+  private constructor(
+    readonly name: string,
+    readonly child: ChildProcess,
+    readonly url: string,
+  ) {
+    this.#exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    child.stderr?.on('data', (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString()).slice(-20_000);
+    });
+    child.stdout?.on('data', (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString()).slice(-20_000);
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  static async start(
+    name: string,
+    args: string[],
+    env: NodeJS.ProcessEnv,
+    port: number,
+  ): Promise<ServerProcess> {
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const server = new ServerProcess(name, child, `http://127.0.0.1:${port}`);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (child.exitCode !== null) {
+        throw new Error(`${name} exited with ${child.exitCode} at start:\n${server.stderr}`);
+      }
+      try {
+        const response = await fetch(`${server.url}/healthz`);
+        if (response.ok) break;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`${name} did not become ready:\n${server.stderr}`);
+      }
+      await sleep(50);
+    }
+    server.#timer = setInterval(() => {
+      server.#rssPeakKb = Math.max(server.#rssPeakKb, readStatusKb(server.pid, 'VmRSS'));
+    }, 50);
+    return server;
+  }
+
+  memory(): MemorySample {
+    this.#rssPeakKb = Math.max(this.#rssPeakKb, readStatusKb(this.pid, 'VmRSS'));
+    return { rssPeakMb: this.#rssPeakKb / 1024, hwmMb: readStatusKb(this.pid, 'VmHWM') / 1024 };
+  }
+
+  /** SIGTERM (graceful: the service flushes its audit buffer and, with --cpu-prof, its profile). */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    if (this.child.exitCode !== null) return;
+    this.child.kill('SIGTERM');
+    const code = await Promise.race([this.#exited, sleep(15_000).then(() => 'timeout' as const)]);
+    if (code === 'timeout') {
+      this.child.kill('SIGKILL');
+      await this.#exited;
+    }
+  }
+}
+
+export function startService(options: {
+  port: number;
+  env: NodeJS.ProcessEnv;
+  cpuProfile?: { dir: string; name: string };
+}): Promise<ServerProcess> {
+  const profile = options.cpuProfile
+    ? [
+        '--cpu-prof',
+        `--cpu-prof-dir=${options.cpuProfile.dir}`,
+        `--cpu-prof-name=${options.cpuProfile.name}`,
+      ]
+    : [];
+  return ServerProcess.start(
+    'service',
+    [...profile, join(ROOT, 'dist/cli/main.js'), 'serve'],
+    options.env,
+    options.port,
+  );
+}
+
+export function startFloor(options: {
+  port: number;
+  databaseUrl: string;
+  responseBytes: number;
+  env: NodeJS.ProcessEnv;
+}): Promise<ServerProcess> {
+  return ServerProcess.start(
+    'floor',
+    [...TSX, join(ROOT, 'bench/floor.ts')],
+    {
+      ...options.env,
+      FLOOR_PORT: String(options.port),
+      SERVICE_DATABASE_URL: options.databaseUrl,
+      FLOOR_RESPONSE_BYTES: String(options.responseBytes),
+    },
+    options.port,
+  );
+}

@@ -1,0 +1,436 @@
+/**
+ * `npm run bench`: load scenarios against the real service (`node dist/cli/main.js serve`, a
+ * child process) on SQLite and PostgreSQL, each alternating A/B with its reference (the floor
+ * server, or for password login the argon2-only bound), all in separate processes from the
+ * load generator. Writes bench/results/<out>.md, .svg and .json. See `--help`.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import {
+  type BenchDatabase,
+  LARGE_SHAPE,
+  largeDatabase,
+  postgresReachable,
+  smallDatabase,
+} from './lib/databases.js';
+import type { LoadResult, ScenarioName } from './lib/load.js';
+import { type BenchOptions, USAGE, parseOptions } from './lib/options.js';
+import {
+  ROOT,
+  type ServerProcess,
+  freePort,
+  run,
+  runArgon2Bound,
+  runLoadProcess,
+  startFloor,
+  startService,
+} from './lib/processes.js';
+import { summarizeProfile } from './lib/profile.js';
+import {
+  type BenchReport,
+  type LargeComparison,
+  type ScenarioResult,
+  type Side,
+  type Target,
+  markdown,
+  svg,
+} from './lib/report.js';
+
+const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+const RESULTS = join(ROOT, 'bench/results');
+const PROFILES = join(RESULTS, 'profiles');
+const RSS_LIMIT_MB = 200;
+
+function merge(results: LoadResult[], memory?: Side['memory']): Side {
+  const ops = results.reduce((sum, r) => sum + r.ops, 0);
+  const seconds = results.reduce((sum, r) => sum + r.durationSec, 0);
+  const unexpected: Record<string, number> = {};
+  for (const r of results) {
+    for (const [status, n] of Object.entries(r.unexpected)) {
+      unexpected[status] = (unexpected[status] ?? 0) + n;
+    }
+  }
+  return {
+    opsPerSec: ops / seconds,
+    rounds: results.map((r) => r.opsPerSec),
+    p50: results.reduce((sum, r) => sum + r.p50, 0) / results.length,
+    p99: Math.max(...results.map((r) => r.p99)),
+    unexpected,
+    errors: results.reduce((sum, r) => sum + r.errors, 0),
+    timeouts: results.reduce((sum, r) => sum + r.timeouts, 0),
+    memory,
+  };
+}
+
+const json = { 'content-type': 'application/json' };
+
+/** Checks one request of the scenario answers as expected; returns why not otherwise. */
+async function probe(
+  url: string,
+  scenario: ScenarioName,
+  db: BenchDatabase,
+): Promise<{ ok: true } | { ok: false; missing: boolean; note: string }> {
+  const bearer = { authorization: `Bearer ${db.data.serviceToken}` };
+  const token = db.data.tokens[0]!;
+  let response: Response;
+  switch (scenario) {
+    case 'whoami':
+      response = await fetch(`${url}/v1/whoami`, {
+        headers: { cookie: `service_session=${token}` },
+      });
+      break;
+    case 'verify':
+      response = await fetch(`${url}/v1/sessions/verify`, {
+        method: 'POST',
+        headers: { ...bearer, ...json },
+        body: JSON.stringify({ token }),
+      });
+      break;
+    case 'identity':
+      response = await fetch(`${url}/v1/identities/${db.data.identityIds[0]}`, {
+        headers: bearer,
+      });
+      break;
+    case 'link':
+      response = await createLinks(url, db);
+      break;
+    case 'login': {
+      response = await fetch(`${url}/v1/login`, { headers: { accept: 'application/json' } });
+      if (response.status !== 200) break;
+      const flow = (await response.json()) as { id: string; csrf_token: string };
+      response = await fetch(`${url}/v1/flows/${flow.id}/password`, {
+        method: 'POST',
+        headers: { ...json, accept: 'application/json' },
+        body: JSON.stringify({
+          username: db.data.usernames[0],
+          password: db.data.password,
+          csrf_token: flow.csrf_token,
+        }),
+      });
+      break;
+    }
+  }
+  if (response.status === 200) return { ok: true };
+  const body = (await response.text()).slice(0, 200);
+  return {
+    ok: false,
+    missing: response.status === 404 && body.includes('not_found'),
+    note: `${response.status} ${body}`,
+  };
+}
+
+/** The returning users of the link scenario: each subject's first sign-in creates it (201). */
+async function createLinks(url: string, db: BenchDatabase): Promise<Response> {
+  let last: Response | undefined;
+  const subjects = [...db.data.linkSubjects];
+  const worker = async () => {
+    for (let next = subjects.shift(); next; next = subjects.shift()) {
+      const response = await fetch(`${url}/v1/authenticate/link`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${db.data.serviceToken}`, ...json },
+        body: JSON.stringify({
+          provider: 'bench',
+          subject: next.subject,
+          seed: { username: next.username, display_name: next.username },
+        }),
+      });
+      if (response.status !== 200 && response.status !== 201) {
+        subjects.length = 0;
+        last = response;
+        return;
+      }
+      await response.arrayBuffer();
+      last = response;
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  if (last && last.status === 201) return new Response(null, { status: 200 });
+  return last!;
+}
+
+/** Size of the Session object whoami answers (verify's when whoami does not exist yet). */
+async function sessionBodyBytes(url: string, db: BenchDatabase): Promise<number> {
+  const token = db.data.tokens[0]!;
+  const whoami = await fetch(`${url}/v1/whoami`, {
+    headers: { cookie: `service_session=${token}` },
+  });
+  if (whoami.status === 200) return (await whoami.arrayBuffer()).byteLength;
+  await whoami.arrayBuffer();
+  const verify = await fetch(`${url}/v1/sessions/verify`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${db.data.serviceToken}`, ...json },
+    body: JSON.stringify({ token }),
+  });
+  if (verify.status !== 200) throw new Error(`verify probe answered ${verify.status}`);
+  return (await verify.arrayBuffer()).byteLength;
+}
+
+function targetsFor(
+  db: BenchDatabase,
+  scenario: ScenarioName,
+  service: Side,
+  ratio: number | undefined,
+  connections: number,
+): Target[] {
+  const targets: Target[] = [];
+  const atLeast = (value: number) => ({
+    text: `ratio ≥ ${value}`,
+    pass: ratio !== undefined && ratio >= value,
+  });
+  if (scenario === 'whoami') {
+    targets.push(atLeast(0.75));
+    if (db.kind === 'sqlite') {
+      targets.push({
+        text: `p99 < 5 ms${connections === 50 ? '' : ` (target is at 50 connections, ran ${connections})`}`,
+        pass: service.p99 < 5,
+      });
+    }
+  }
+  if (scenario === 'verify') targets.push(atLeast(0.6));
+  if (scenario === 'login') targets.push(atLeast(0.9));
+  const rss = service.memory?.hwmMb ?? 0;
+  targets.push({ text: `RSS < ${RSS_LIMIT_MB} MB`, pass: rss > 0 && rss < RSS_LIMIT_MB });
+  return targets;
+}
+
+async function runScenario(
+  options: BenchOptions,
+  db: BenchDatabase,
+  scenario: ScenarioName,
+  workDir: string,
+): Promise<ScenarioResult> {
+  const servicePort = await freePort();
+  const profiling = options.profile && (scenario === 'whoami' || scenario === 'verify');
+  const profileName = `${db.label.replace(' ', '-')}-${scenario}.cpuprofile`;
+  if (profiling) {
+    mkdirSync(PROFILES, { recursive: true });
+    rmSync(join(PROFILES, profileName), { force: true });
+  }
+  const service = await startService({
+    port: servicePort,
+    env: { ...db.env, SERVICE_PORT: String(servicePort) },
+    cpuProfile: profiling ? { dir: PROFILES, name: profileName } : undefined,
+  });
+  let floor: ServerProcess | undefined;
+  const connections = scenario === 'login' ? options.loginConnections : options.connections;
+  const dataFile = join(workDir, `${db.label.replace(' ', '-')}-data.json`);
+  writeFileSync(dataFile, JSON.stringify(db.data));
+  const specFile = join(workDir, 'spec.json');
+  try {
+    const checked = await probe(service.url, scenario, db);
+    if (!checked.ok) {
+      log(`${db.label} ${scenario}: ${checked.missing ? 'route not available' : 'failed'}`);
+      return {
+        db: db.label,
+        scenario,
+        status: checked.missing ? 'unavailable' : 'failed',
+        note: checked.missing ? 'route not in this build' : checked.note,
+        targets: [],
+      };
+    }
+    const load = (url: string, seconds: number) =>
+      runLoadProcess(
+        {
+          url,
+          scenario: url === floor?.url ? 'whoami' : scenario,
+          connections,
+          durationSec: seconds,
+          dataFile,
+        },
+        specFile,
+      );
+    if (scenario !== 'login') {
+      const floorPort = await freePort();
+      floor = await startFloor({
+        port: floorPort,
+        databaseUrl: db.url,
+        responseBytes: await sessionBodyBytes(service.url, db),
+        env: db.env,
+      });
+    }
+    if (options.warmupSec > 0) {
+      await load(service.url, options.warmupSec);
+      if (floor) await load(floor.url, options.warmupSec);
+    }
+    const serviceRounds: LoadResult[] = [];
+    const referenceRounds: LoadResult[] = [];
+    for (let round = 1; round <= options.rounds; round++) {
+      const a = await load(service.url, options.durationSec);
+      serviceRounds.push(a);
+      let b: LoadResult;
+      if (floor) {
+        b = await load(floor.url, options.durationSec);
+      } else {
+        const bound = await runArgon2Bound(options.durationSec, db.env);
+        b = {
+          ops: bound.verifications,
+          opsPerSec: bound.perSec,
+          responses: bound.verifications,
+          durationSec: bound.verifications / bound.perSec,
+          p50: NaN,
+          p99: NaN,
+          mean: NaN,
+          unexpected: {},
+          errors: 0,
+          timeouts: 0,
+        };
+      }
+      referenceRounds.push(b);
+      log(
+        `${db.label} ${scenario} round ${round}: service ${a.opsPerSec.toFixed(1)}/s p99 ${a.p99.toFixed(2)} ms · ${floor ? 'floor' : 'argon2'} ${b.opsPerSec.toFixed(1)}/s${Object.keys(a.unexpected).length ? ` · unexpected ${JSON.stringify(a.unexpected)}` : ''}`,
+      );
+    }
+    const serviceSide = merge(serviceRounds, service.memory());
+    const reference = {
+      ...merge(referenceRounds, floor?.memory()),
+      kind: floor ? ('floor' as const) : ('argon2' as const),
+    };
+    const ratio = serviceSide.opsPerSec / reference.opsPerSec;
+    return {
+      db: db.label,
+      scenario,
+      status: 'ok',
+      connections,
+      service: serviceSide,
+      reference,
+      ratio,
+      targets: targetsFor(db, scenario, serviceSide, ratio, connections),
+    };
+  } finally {
+    await service.stop();
+    await floor?.stop();
+  }
+}
+
+async function profileSummary(result: ScenarioResult, db: BenchDatabase): Promise<void> {
+  const file = join(PROFILES, `${db.label.replace(' ', '-')}-${result.scenario}.cpuprofile`);
+  try {
+    result.profile = summarizeProfile(file);
+  } catch (error) {
+    log(`no profile for ${db.label} ${result.scenario}: ${String(error)}`);
+  }
+}
+
+async function main(): Promise<void> {
+  let options: BenchOptions | null;
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (!options) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const startedAt = new Date().toISOString();
+  if (options.build) {
+    log('npm run build');
+    await run('npm', ['run', 'build']);
+  }
+  const notes: string[] = [
+    "Every process is separate: the service (`node dist/cli/main.js serve`), the floor (`bench/floor.ts`), the argon2 bound (`bench/argon2-bound.ts`) and the load generator (autocannon's API in `bench/load-process.ts`, a fresh process per round). On 2 cores the load generator competes with the server for CPU, equally for the service and the floor.",
+    'Each session scenario rotates over 10,000 distinct valid tokens (verify/whoami) or 2,000 identity ids; small database: 2,000 identities, 10,000 sessions.',
+    "Latency is measured by the load generator per response (float ms): p50 is the mean of the rounds' medians, p99 the worst round's. For login it is the password POST alone; the rate counts completed logins (a `GET /v1/login` plus a POST each, a fresh flow per login).",
+    "Peak RSS is the service process's VmHWM (kernel peak resident set) at the end of the scenario; every scenario starts a fresh service process.",
+    'Rate limits are raised for the run (SERVICE_RATE_LIMIT_*=100000000/1s): the limiter still runs and writes its counters on every login.',
+  ];
+  const workDir = mkdtempSync(join(tmpdir(), 'tessera-bench-'));
+  const results: ScenarioResult[] = [];
+  const large: LargeComparison[] = [];
+  try {
+    for (const kind of options.dbs) {
+      if (kind === 'postgres') {
+        const problem = await postgresReachable(options.postgresUrl);
+        if (problem) {
+          notes.push(`PostgreSQL skipped: ${options.postgresUrl} unreachable (${problem}).`);
+          log(`postgres unreachable: ${problem}`);
+          continue;
+        }
+      }
+      log(`${kind}: preparing the small database`);
+      const small = await smallDatabase(kind, workDir, options.postgresUrl);
+      try {
+        let bigDb: BenchDatabase | undefined;
+        if (options.large) {
+          log(`${kind}: preparing the large database (seeded once, then cached)`);
+          let lastLog = 0;
+          bigDb = await largeDatabase(kind, workDir, options.postgresUrl, (progress) => {
+            if (Date.now() - lastLog > 5000 || progress.done === progress.total) {
+              lastLog = Date.now();
+              log(
+                `seeding ${progress.table}: ${progress.done.toLocaleString('en-US')}/${progress.total.toLocaleString('en-US')} (${Math.round(progress.rowsPerSecond).toLocaleString('en-US')} rows/s)`,
+              );
+            }
+          });
+        }
+        for (const scenario of options.only) {
+          const smallResult = await runScenario(options, small, scenario, workDir);
+          if (options.profile) await profileSummary(smallResult, small);
+          results.push(smallResult);
+          if (bigDb) {
+            const largeResult = await runScenario(options, bigDb, scenario, workDir);
+            if (options.profile) await profileSummary(largeResult, bigDb);
+            results.push(largeResult);
+            if (smallResult.service && largeResult.service) {
+              const ratio = largeResult.service.opsPerSec / smallResult.service.opsPerSec;
+              large.push({
+                db: `${kind} ${scenario}`,
+                small: smallResult,
+                large: largeResult,
+                ratio,
+                target: { text: 'within 10% (≥ 0.9)', pass: ratio >= 0.9 },
+              });
+            }
+          }
+        }
+      } finally {
+        await small.drop();
+      }
+    }
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+
+  const nproc = Number((await run('nproc', [])).trim());
+  if (options.large) {
+    notes.push(
+      `Large database: ${LARGE_SHAPE.identities.toLocaleString('en-US')} identities, ${LARGE_SHAPE.sessions.toLocaleString('en-US')} sessions (\`bench/seed-large.ts\`); the 10,000 presented tokens are spread over all 5M sessions.`,
+    );
+  }
+  const report: BenchReport = {
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    machine: {
+      cpus: nproc,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      node: process.version,
+      memoryGb: Math.round(totalmem() / 2 ** 30),
+      kernel: release(),
+    },
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    settings: {
+      'round seconds': options.durationSec,
+      'A/B pairs': options.rounds,
+      'warm-up seconds': options.warmupSec,
+      connections: options.connections,
+      'login connections': options.loginConnections,
+      SERVICE_HASH_CONCURRENCY: process.env.SERVICE_HASH_CONCURRENCY ?? 4,
+      SERVICE_DB_POOL_SIZE: process.env.SERVICE_DB_POOL_SIZE ?? 10,
+      profiled: options.profile,
+    },
+    results,
+    large,
+    notes,
+  };
+  mkdirSync(RESULTS, { recursive: true });
+  const stem = join(RESULTS, options.out);
+  writeFileSync(`${stem}.md`, markdown(report));
+  writeFileSync(`${stem}.svg`, svg(report));
+  writeFileSync(`${stem}.json`, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(markdown(report));
+  log(`wrote ${stem}.md, .svg, .json`);
+}
+
+await main();
