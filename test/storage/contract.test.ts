@@ -1,0 +1,257 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UniqueViolation } from '../../src/storage/errors.js';
+import type { StoreHandle } from '../../src/storage/store.js';
+import {
+  createTestDatabase,
+  describeEachDatabase,
+  type TestDatabase,
+} from '../helpers/databases.js';
+import {
+  auditRow,
+  flowRow,
+  identityRow,
+  linkRow,
+  serviceTokenRow,
+  sessionRow,
+  stored,
+  T0,
+} from '../helpers/records.js';
+
+const HOUR = 3_600_000;
+
+/** One contract, both adapters: every method of the core store interfaces, on StoreHandle. */
+describeEachDatabase('store contract', (kind) => {
+  let db: TestDatabase;
+  let store: StoreHandle;
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    store = db.open();
+    await store.migrate();
+  });
+  afterAll(async () => {
+    await store?.close();
+    await db?.drop();
+  });
+
+  it('reports its dialect and answers ping', async () => {
+    expect(store.dialect).toBe(kind);
+    await expect(store.ping()).resolves.toBeUndefined();
+  });
+
+  describe('identities', () => {
+    it('inserts and finds by id and by username, round-tripping every field', async () => {
+      const row = identityRow({ avatar_url: 'https://img.example/a.png', created_at: T0 + 1 });
+      await store.insertIdentity(row);
+      expect(await store.findIdentityById(row.id)).toEqual(row);
+      expect(await store.findIdentityByUsername(row.username)).toEqual(row);
+      expect(await store.findIdentityById(identityRow().id)).toBeUndefined();
+      expect(await store.findIdentityByUsername('nobody')).toBeUndefined();
+    });
+
+    it('translates a duplicate username into UniqueViolation, storing nothing', async () => {
+      const first = identityRow();
+      await store.insertIdentity(first);
+      const second = identityRow({ username: first.username });
+      const error = await store.insertIdentity(second).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(UniqueViolation);
+      expect((error as Error).message).toBe('unique constraint violated');
+      expect(await store.findIdentityById(second.id)).toBeUndefined();
+    });
+
+    it('updates only the fields of a profile patch, and updated_at', async () => {
+      const row = identityRow({ avatar_url: 'https://img.example/a.png' });
+      await store.insertIdentity(row);
+      const renamed = await store.updateIdentityProfile(row.id, { display_name: 'B' }, T0 + 5);
+      expect(renamed).toEqual({ ...row, display_name: 'B', updated_at: T0 + 5 });
+      const cleared = await store.updateIdentityProfile(row.id, { avatar_url: null }, T0 + 6);
+      expect(cleared).toEqual({ ...row, display_name: 'B', avatar_url: null, updated_at: T0 + 6 });
+      expect(await store.findIdentityById(row.id)).toEqual(cleared);
+      expect(await store.updateIdentityProfile(identityRow().id, {}, T0)).toBeUndefined();
+    });
+
+    it('sets the state and answers undefined for an unknown id', async () => {
+      const row = identityRow();
+      await store.insertIdentity(row);
+      const disabled = await store.setIdentityState(row.id, 'disabled', T0 + 7);
+      expect(disabled).toEqual({ ...row, state: 'disabled', updated_at: T0 + 7 });
+      expect((await store.setIdentityState(row.id, 'active', T0 + 8))?.state).toBe('active');
+      expect(await store.setIdentityState(identityRow().id, 'disabled', T0)).toBeUndefined();
+    });
+  });
+
+  describe('sessions', () => {
+    it('inserts, finds by id, and by token hash joined with its identity', async () => {
+      const identity = identityRow();
+      await store.insertIdentity(identity);
+      const session = sessionRow(identity.id, { authenticated_via: 'link' });
+      await store.insertSession(stored(session));
+      expect(await store.findSessionById(session.id)).toEqual(stored(session));
+      const found = await store.findSessionByTokenHash(session.token_hash);
+      expect(found?.session).toEqual(stored(session));
+      // The hot path never loads the password hash.
+      expect(found?.identity).toEqual({ ...identity, password_hash: null });
+      expect(await store.findSessionByTokenHash('unknown-hash')).toBeUndefined();
+      expect(await store.findSessionById(identityRow().id)).toBeUndefined();
+    });
+
+    it('translates a duplicate token hash into UniqueViolation', async () => {
+      const identity = identityRow();
+      await store.insertIdentity(identity);
+      const session = sessionRow(identity.id);
+      await store.insertSession(stored(session));
+      const again = stored(sessionRow(identity.id, { token_hash: session.token_hash }));
+      await expect(store.insertSession(again)).rejects.toBeInstanceOf(UniqueViolation);
+    });
+
+    it('revokes by id once, keeping the first time; false for an unknown id', async () => {
+      const identity = identityRow();
+      await store.insertIdentity(identity);
+      const session = sessionRow(identity.id);
+      await store.insertSession(stored(session));
+      expect(await store.revokeSessionById(session.id, T0 + 1)).toBe(true);
+      expect(await store.revokeSessionById(session.id, T0 + 2)).toBe(true);
+      expect((await store.findSessionById(session.id))?.revoked_at).toBe(T0 + 1);
+      expect(await store.revokeSessionById(identityRow().id, T0)).toBe(false);
+    });
+
+    it('revokes by token hash once; an unknown hash is a no-op', async () => {
+      const identity = identityRow();
+      await store.insertIdentity(identity);
+      const session = sessionRow(identity.id);
+      await store.insertSession(stored(session));
+      await store.revokeSessionByTokenHash(session.token_hash, T0 + 3);
+      await store.revokeSessionByTokenHash(session.token_hash, T0 + 4);
+      await store.revokeSessionByTokenHash('unknown-hash', T0 + 4);
+      expect((await store.findSessionById(session.id))?.revoked_at).toBe(T0 + 3);
+    });
+
+    it('revokes every live session of one identity and counts only those', async () => {
+      const [identity, other] = [identityRow(), identityRow()];
+      await store.insertIdentity(identity);
+      await store.insertIdentity(other);
+      const now = T0 + HOUR / 2;
+      const live = [sessionRow(identity.id), sessionRow(identity.id)];
+      const expired = sessionRow(identity.id, { expires_at: now });
+      const revoked = sessionRow(identity.id, { revoked_at: T0 });
+      const foreign = sessionRow(other.id);
+      for (const row of [...live, expired, revoked, foreign])
+        await store.insertSession(stored(row));
+      expect(await store.revokeIdentitySessions(identity.id, now)).toBe(2);
+      expect(await store.revokeIdentitySessions(identity.id, now)).toBe(0);
+      for (const row of live) expect((await store.findSessionById(row.id))?.revoked_at).toBe(now);
+      expect((await store.findSessionById(expired.id))?.revoked_at).toBeNull();
+      expect((await store.findSessionById(revoked.id))?.revoked_at).toBe(T0);
+      expect((await store.findSessionById(foreign.id))?.revoked_at).toBeNull();
+    });
+
+    it('deletes sessions at or past expiry, revoked or not, and no others', async () => {
+      const identity = identityRow();
+      await store.insertIdentity(identity);
+      const far = 100 * HOUR;
+      const due = sessionRow(identity.id, { expires_at: T0 + far });
+      const dueRevoked = sessionRow(identity.id, { expires_at: T0 + far - 1, revoked_at: T0 });
+      const notYet = sessionRow(identity.id, { expires_at: T0 + far + 1, revoked_at: T0 });
+      for (const row of [due, dueRevoked, notYet]) await store.insertSession(stored(row));
+      expect(await store.deleteExpiredSessions(T0 + far)).toBeGreaterThanOrEqual(2);
+      expect(await store.findSessionById(due.id)).toBeUndefined();
+      expect(await store.findSessionById(dueRevoked.id)).toBeUndefined();
+      expect(await store.findSessionById(notYet.id)).toBeDefined();
+      expect(await store.deleteExpiredSessions(T0 + far)).toBe(0);
+    });
+  });
+
+  describe('service tokens', () => {
+    it('inserts, finds by hash, id and name, lists oldest first, and revokes once', async () => {
+      const first = serviceTokenRow({ created_at: T0 - 2 * HOUR });
+      const second = serviceTokenRow({ created_at: T0 - HOUR });
+      await store.insertServiceToken(second);
+      await store.insertServiceToken(first);
+      expect(await store.findServiceTokenByHash(first.token_hash)).toEqual(first);
+      expect(await store.findServiceTokenByIdOrName(first.id)).toEqual(first);
+      expect(await store.findServiceTokenByIdOrName(first.name)).toEqual(first);
+      expect(await store.findServiceTokenByIdOrName('no-such-service')).toBeUndefined();
+      expect(await store.findServiceTokenByHash('unknown')).toBeUndefined();
+      const listed = (await store.listServiceTokens()).filter((row) =>
+        [first.id, second.id].includes(row.id),
+      );
+      expect(listed).toEqual([first, second]);
+      await store.revokeServiceToken(first.id, T0 + 1);
+      await store.revokeServiceToken(first.id, T0 + 2);
+      expect((await store.findServiceTokenByHash(first.token_hash))?.revoked_at).toBe(T0 + 1);
+    });
+
+    it('translates a duplicate name or token hash into UniqueViolation', async () => {
+      const row = serviceTokenRow();
+      await store.insertServiceToken(row);
+      const sameName = serviceTokenRow({ name: row.name });
+      const sameHash = serviceTokenRow({ token_hash: row.token_hash });
+      await expect(store.insertServiceToken(sameName)).rejects.toBeInstanceOf(UniqueViolation);
+      await expect(store.insertServiceToken(sameHash)).rejects.toBeInstanceOf(UniqueViolation);
+    });
+  });
+
+  describe('audit log', () => {
+    it('inserts a batch and lists newest first up to the limit', async () => {
+      const rows = [1, 2, 3].map((i) =>
+        auditRow({ at: T0 + i, details: JSON.stringify({ i }), target_identity: null }),
+      );
+      await store.insertAuditRecords(rows);
+      await store.insertAuditRecords([]);
+      const latest = await store.listAuditRecords(3);
+      expect(latest).toEqual([rows[2], rows[1], rows[0]]);
+      expect(await store.listAuditRecords(1)).toEqual([rows[2]]);
+    });
+  });
+
+  describe('rate limits', () => {
+    it('counts hits in a fixed window and starts over when it ends', async () => {
+      const key = `contract:${kind}`;
+      expect(await store.hitRateLimit(key, 60_000, T0)).toEqual({
+        count: 1,
+        reset_at: T0 + 60_000,
+      });
+      expect(await store.hitRateLimit(key, 60_000, T0 + 59_999)).toEqual({
+        count: 2,
+        reset_at: T0 + 60_000,
+      });
+      expect(await store.hitRateLimit(key, 60_000, T0 + 60_000)).toEqual({
+        count: 1,
+        reset_at: T0 + 120_000,
+      });
+      expect(await store.deleteExpiredRateLimits(T0 + 119_999)).toBe(0);
+      expect(await store.deleteExpiredRateLimits(T0 + 120_000)).toBeGreaterThanOrEqual(1);
+      expect((await store.hitRateLimit(key, 60_000, T0 + 120_000)).count).toBe(1);
+    });
+
+    it('gives 50 concurrent hits 50 distinct counts', async () => {
+      const key = `concurrent:${kind}`;
+      const hits = await Promise.all(
+        Array.from({ length: 50 }, () => store.hitRateLimit(key, HOUR, T0)),
+      );
+      const counts = hits.map((hit) => hit.count).sort((a, b) => a - b);
+      expect(counts).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+      expect(new Set(hits.map((hit) => hit.reset_at))).toEqual(new Set([T0 + HOUR]));
+    });
+  });
+
+  describe('flows and links (basic)', () => {
+    it('inserts and finds a flow', async () => {
+      const flow = flowRow({ return_to: 'https://app.example/' });
+      await store.insertFlow(flow);
+      expect(await store.findFlow(flow.id)).toEqual(flow);
+      expect(await store.findFlow(flowRow().id)).toBeUndefined();
+    });
+
+    it('inserts and finds a link; a second owner of the pair is UniqueViolation', async () => {
+      const [a, b] = [identityRow(), identityRow()];
+      await store.insertIdentity(a);
+      await store.insertIdentity(b);
+      const link = linkRow(a.id);
+      await store.insertLink(link);
+      expect(await store.findLink(link.provider, link.subject)).toEqual(link);
+      await expect(store.insertLink({ ...link, identity_id: b.id })).rejects.toBeInstanceOf(
+        UniqueViolation,
+      );
+    });
+  });
+});
