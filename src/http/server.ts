@@ -8,6 +8,7 @@ import type { AppDeps } from './deps.js';
 import { handleError, sendError } from './errors.js';
 import { directAuthRoutes } from './routes/direct-auth.js';
 import { identityRoutes } from './routes/identities.js';
+import { linkRoutes } from './routes/links.js';
 import { operationRoutes } from './routes/operations.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { registerServiceAuth } from './service-auth.js';
@@ -60,6 +61,7 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
   identityRoutes(app, deps);
   sessionRoutes(app, deps);
   directAuthRoutes(app, deps);
+  linkRoutes(app, deps);
   await app.register((browser) => browserEndpoints(browser, deps));
   await app.ready();
   return app;

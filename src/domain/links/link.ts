@@ -1,4 +1,5 @@
 import { toIso } from '../../lib/clock.js';
+import { validationError } from '../errors.js';
 
 export interface LinkRecord {
   provider: string;
@@ -25,4 +26,53 @@ export function toLink(record: LinkRecord): Link {
     verified_at: record.verified_at === null ? null : toIso(record.verified_at),
     linked_at: toIso(record.linked_at),
   };
+}
+
+/** A (provider, subject) pair as the caller sent it: opaque, never normalised or parsed. */
+export interface LinkKey {
+  provider: string;
+  subject: string;
+}
+
+export const LINK_KEY_MAX_BYTES = 255;
+
+/**
+ * SPEC.md 8 counts bytes of UTF-8, not characters: 85 x "€" fits, 86 do not.
+ * Two inputs are refused although they have a byte length: U+0000, which PostgreSQL
+ * text cannot hold, and lone UTF-16 surrogates, which both drivers would store as U+FFFD
+ * and so silently match a different subject.
+ */
+export function requireLinkKeyPart(field: keyof LinkKey, value: string): string {
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes < 1 || bytes > LINK_KEY_MAX_BYTES) {
+    throw validationError(
+      `${field} must be 1-${LINK_KEY_MAX_BYTES} bytes of UTF-8 (it is ${bytes} bytes)`,
+    );
+  }
+  if (value.includes('\u0000') || /\p{Cs}/u.test(value)) {
+    throw validationError(`${field} must be valid UTF-8 text without NUL characters`);
+  }
+  return value;
+}
+
+export function requireLinkKey(input: LinkKey): LinkKey {
+  return {
+    provider: requireLinkKeyPart('provider', input.provider),
+    subject: requireLinkKeyPart('subject', input.subject),
+  };
+}
+
+/**
+ * What a use case learned before it refused, for the audit row of the refusal (written
+ * by the adapter, since the refused transaction wrote nothing). Successful calls audit
+ * themselves inside their transaction.
+ */
+export interface AuditNotes {
+  target: string | null;
+  details: Record<string, unknown>;
+}
+
+export function noteKey(notes: AuditNotes, key: LinkKey): void {
+  notes.details.provider = key.provider;
+  notes.details.subject = key.subject;
 }

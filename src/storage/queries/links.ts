@@ -7,6 +7,14 @@ export function linkQueries(db: Kysely<Database>): LinkStore {
     async insertLink(record) {
       await db.insertInto('links').values(record).execute();
     },
+    async claimLink(record) {
+      const result = await db
+        .insertInto('links')
+        .values(record)
+        .onConflict((conflict) => conflict.columns(['provider', 'subject']).doNothing())
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+    },
     findLink(provider, subject) {
       return db
         .selectFrom('links')
@@ -15,14 +23,14 @@ export function linkQueries(db: Kysely<Database>): LinkStore {
         .where('subject', '=', subject)
         .executeTakeFirst();
     },
-    async markLinkVerified(provider, subject, at) {
-      await db
+    markLinkVerified(provider, subject, at) {
+      return db
         .updateTable('links')
-        .set({ verified_at: at })
+        .set((eb) => ({ verified_at: eb.fn.coalesce('verified_at', eb.val(at)) }))
         .where('provider', '=', provider)
         .where('subject', '=', subject)
-        .where('verified_at', 'is', null)
-        .execute();
+        .returningAll()
+        .executeTakeFirst();
     },
     listLinks(identityId) {
       return db

@@ -1,0 +1,163 @@
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { UniqueViolation } from '../../storage/errors.js';
+import type { Actor, AuditLog } from '../audit/audit-log.js';
+import { DomainError, notFound, validationError } from '../errors.js';
+import { insertNewIdentity } from '../identities/identity-service.js';
+import {
+  type IdentityRecord,
+  requireDisplayName,
+  requireUsername,
+} from '../identities/identity.js';
+import { mintSession, type SessionDeps } from '../sessions/session-service.js';
+import type { MintedSession } from '../sessions/session.js';
+import type { Store } from '../store.js';
+import { type AuditNotes, type LinkKey, noteKey, requireLinkKey } from './link.js';
+
+export interface LinkSignInDeps extends SessionDeps {
+  store: Store;
+  clock: Clock;
+  audit: AuditLog;
+}
+
+export interface LinkSignIn extends LinkKey {
+  /** Only read when the pair is new; until then it is not even validated (API-DECISIONS 3). */
+  seed?: unknown;
+}
+
+export interface LinkSignInResult extends MintedSession {
+  /** True when this call created the identity. */
+  created: boolean;
+}
+
+interface Seed {
+  username: string;
+  display_name: string;
+}
+
+/**
+ * Rounds of "create, lose the race, re-read". A second round is needed only when the
+ * winner's link was deleted between its commit and our re-read; a third would need that
+ * to happen again, so the loop gives up instead of spinning.
+ */
+const CREATE_ROUNDS = 2;
+
+/**
+ * POST /v1/authenticate/link. Concurrent first sign-ins for one pair are settled by the
+ * links primary key, never by a check-then-insert: every caller tries to create, exactly
+ * one transaction commits, and the others roll back and resolve the winner's link.
+ */
+export async function signInWithLink(
+  deps: LinkSignInDeps,
+  actor: Actor,
+  input: LinkSignIn,
+  notes: AuditNotes,
+): Promise<LinkSignInResult> {
+  const key = requireLinkKey(input);
+  noteKey(notes, key);
+  const returning = await resolveLink(deps, actor, key, notes);
+  if (returning) return returning;
+  const seed = requireSeed(input.seed);
+  for (let round = 1; ; round += 1) {
+    try {
+      return await createFromSeed(deps, actor, key, seed);
+    } catch (error) {
+      const usernameTaken = error instanceof DomainError && error.code === 'username_taken';
+      if (!usernameTaken && !(error instanceof UniqueViolation)) throw error;
+      // The conflicting row is committed by now: PostgreSQL makes a conflicting insert wait
+      // for the other transaction's outcome, and SQLite runs one writer at a time. So a
+      // link created by a concurrent sign-in for this pair is visible here, including when
+      // that sign-in used the same seed username and our identity insert failed first.
+      const resolved = await resolveLink(deps, actor, key, notes);
+      if (resolved) return resolved;
+      // No link for the pair: the username belongs to an identity this pair never created.
+      if (usernameTaken) throw error;
+      if (round === CREATE_ROUNDS) throw new DomainError('unavailable');
+    }
+  }
+}
+
+/** The returning-user path; undefined when the pair is not linked at all. */
+async function resolveLink(
+  deps: LinkSignInDeps,
+  actor: Actor,
+  key: LinkKey,
+  notes: AuditNotes,
+): Promise<LinkSignInResult | undefined> {
+  const link = await deps.store.findLink(key.provider, key.subject);
+  if (!link) return undefined;
+  notes.target = link.identity_id;
+  if (link.verified_at === null) {
+    // A pending claim: resolving it would sign someone into an account nobody confirmed.
+    throw validationError('the (provider, subject) pair is an unverified link and cannot sign in');
+  }
+  const identity = await deps.store.findIdentityById(link.identity_id);
+  if (!identity) throw notFound();
+  if (identity.state !== 'active') throw new DomainError('identity_disabled');
+  return deps.store.transaction(async (tx) => {
+    const minted = await mintSession(deps, tx, identity, 'link');
+    await auditSignIn(deps, tx, actor, key, minted, false);
+    return { ...minted, created: false };
+  });
+}
+
+/** Identity, verified link and session commit together or not at all. */
+function createFromSeed(
+  deps: LinkSignInDeps,
+  actor: Actor,
+  key: LinkKey,
+  seed: Seed,
+): Promise<LinkSignInResult> {
+  const now = deps.clock.now();
+  const identity: IdentityRecord = {
+    id: newId(),
+    username: seed.username,
+    display_name: seed.display_name,
+    avatar_url: null,
+    state: 'active',
+    password_hash: null,
+    created_at: now,
+    updated_at: now,
+  };
+  return deps.store.transaction(async (tx) => {
+    await insertNewIdentity(tx, identity);
+    await tx.insertLink({ ...key, identity_id: identity.id, verified_at: now, linked_at: now });
+    const minted = await mintSession(deps, tx, identity, 'link');
+    await auditSignIn(deps, tx, actor, key, minted, true);
+    return { ...minted, created: true };
+  });
+}
+
+function auditSignIn(
+  deps: LinkSignInDeps,
+  tx: Store,
+  actor: Actor,
+  key: LinkKey,
+  minted: MintedSession,
+  created: boolean,
+): Promise<void> {
+  return deps.audit.write(tx, actor, {
+    action: 'authenticate_link',
+    target_identity: minted.session.identity.id,
+    details: { ...key, created, session_id: minted.session.id },
+  });
+}
+
+function requireSeed(seed: unknown): Seed {
+  if (seed === undefined) {
+    throw validationError('seed (username, display_name) is required for a pair not linked yet');
+  }
+  if (typeof seed !== 'object' || seed === null || Array.isArray(seed)) {
+    throw validationError('seed must be an object with username and display_name');
+  }
+  const { username, display_name: displayName, ...rest } = seed as Record<string, unknown>;
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) throw validationError(`seed: unknown field ${unknown}`);
+  if (username === undefined) throw validationError('seed: missing required field username');
+  if (displayName === undefined) {
+    throw validationError('seed: missing required field display_name');
+  }
+  if (typeof username !== 'string') throw validationError('seed.username must be string');
+  if (typeof displayName !== 'string') throw validationError('seed.display_name must be string');
+  return { username: requireUsername(username), display_name: requireDisplayName(displayName) };
+}

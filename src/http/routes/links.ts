@@ -1,0 +1,141 @@
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { attachLink, detachLink, listIdentityLinks } from '../../domain/links/link-service.js';
+import { signInWithLink } from '../../domain/links/link-sign-in.js';
+import type { AppDeps } from '../deps.js';
+import { IdParams, MintedSessionSchema, SERVICE_ERRORS, responses } from '../schemas.js';
+import { actorOf } from '../service-auth.js';
+
+const Timestamp = Type.String({ format: 'date-time' });
+
+// Lengths are checked in the domain in bytes of UTF-8 (SPEC.md 8); a JSON Schema
+// maxLength would count characters and let 255 multi-byte characters through.
+const KeyPart = (what: string) =>
+  Type.String({ description: `${what}: opaque, 1-255 bytes of UTF-8, matched exactly` });
+
+const LinkSchema = Type.Object({
+  provider: Type.String(),
+  subject: Type.String(),
+  identity_id: Type.String({ format: 'uuid' }),
+  verified_at: Type.Union([Timestamp, Type.Null()]),
+  linked_at: Timestamp,
+});
+
+const SignInBody = Type.Object(
+  {
+    provider: KeyPart('provider'),
+    subject: KeyPart('subject'),
+    seed: Type.Optional(
+      Type.Unknown({
+        description:
+          '{ "username": string, "display_name": string }: used, and validated, only when the pair is not linked yet',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const SignInResponse = Type.Composite([
+  MintedSessionSchema,
+  Type.Object({ created: Type.Boolean() }),
+]);
+
+const AttachBody = Type.Object(
+  {
+    provider: KeyPart('provider'),
+    subject: KeyPart('subject'),
+    verified: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { additionalProperties: false },
+);
+
+const DetachBody = Type.Object(
+  { provider: KeyPart('provider'), subject: KeyPart('subject') },
+  { additionalProperties: false },
+);
+
+type IdRoute = { Params: Static<typeof IdParams> };
+
+export function linkRoutes(app: FastifyInstance, deps: AppDeps): void {
+  app.post<{ Body: Static<typeof SignInBody> }>(
+    '/v1/authenticate/link',
+    {
+      config: { grant: 'external_auth', action: 'authenticate_link', auditedInTransaction: true },
+      schema: {
+        tags: ['links'],
+        description:
+          'Sign in by (provider, subject). 200 for a returning user; 201 when the identity is created from the seed.',
+        body: SignInBody,
+        response: responses({ 200: SignInResponse, 201: SignInResponse }, [...SERVICE_ERRORS, 409]),
+      },
+    },
+    async (request, reply) => {
+      const result = await signInWithLink(
+        deps,
+        actorOf(request.caller),
+        request.body,
+        request.audit!,
+      );
+      return reply.code(result.created ? 201 : 200).send(result);
+    },
+  );
+
+  app.post<IdRoute & { Body: Static<typeof AttachBody> }>(
+    '/v1/identities/:id/links',
+    {
+      config: { grant: 'external_link', action: 'link_attach', auditedInTransaction: true },
+      schema: {
+        tags: ['links'],
+        params: IdParams,
+        body: AttachBody,
+        response: responses({ 201: LinkSchema }, [...SERVICE_ERRORS, 404]),
+      },
+    },
+    async (request, reply) => {
+      const link = await attachLink(
+        deps,
+        actorOf(request.caller),
+        request.params.id,
+        request.body,
+        request.audit!,
+      );
+      return reply.code(201).send(link);
+    },
+  );
+
+  app.get<IdRoute>(
+    '/v1/identities/:id/links',
+    {
+      config: { grant: 'identity_read', action: 'link_list' },
+      schema: {
+        tags: ['links'],
+        params: IdParams,
+        response: responses({ 200: Type.Array(LinkSchema) }, [...SERVICE_ERRORS, 404]),
+      },
+    },
+    async (request) => listIdentityLinks(deps.store, request.params.id),
+  );
+
+  app.delete<IdRoute & { Body: Static<typeof DetachBody> }>(
+    '/v1/identities/:id/links',
+    {
+      config: { grant: 'external_link', action: 'link_detach', auditedInTransaction: true },
+      schema: {
+        tags: ['links'],
+        params: IdParams,
+        body: DetachBody,
+        response: responses({ 204: Type.Null() }, [...SERVICE_ERRORS, 404]),
+      },
+    },
+    async (request, reply) => {
+      await detachLink(
+        deps,
+        actorOf(request.caller),
+        request.params.id,
+        request.body,
+        request.audit!,
+      );
+      return reply.code(204).send();
+    },
+  );
+}
