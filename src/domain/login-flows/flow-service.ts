@@ -97,10 +97,14 @@ export interface CompletedFlow {
 /** Failures that are the submitter's credentials: recorded on the flow and counted to its cap. */
 const CREDENTIAL_FAILURES = new Set(['invalid_credentials', 'identity_disabled']);
 
+/**
+ * Counting comes first: its UPDATE takes the flow's row lock, so of failures racing past the
+ * cap only those that were counted leave an error row, and a closed flow's list stops growing.
+ */
 async function recordFailure(deps: FlowDeps, flowId: string, code: string): Promise<void> {
   await deps.store.transaction(async (tx) => {
+    if (!(await tx.countFailedAttempt(flowId, deps.flows.maxAttempts))) return;
     await tx.recordFlowError({ flow_id: flowId, at: deps.clock.now(), error: code });
-    await tx.countFailedAttempt(flowId, deps.flows.maxAttempts);
   });
 }
 

@@ -15,7 +15,8 @@ export interface FlowStore {
   /**
    * Counts one failed password attempt and closes the flow (state `failed`) when it
    * reaches `maxAttempts`, in one statement so racing failures cannot exceed the cap.
+   * Returns false when the flow was no longer `created` (closed by a racing submission).
    */
-  countFailedAttempt(id: string, maxAttempts: number): Promise<void>;
+  countFailedAttempt(id: string, maxAttempts: number): Promise<boolean>;
   deleteExpiredFlows(now: number): Promise<number>;
 }

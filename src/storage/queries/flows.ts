@@ -48,7 +48,7 @@ export function flowQueries(db: Kysely<Database>): FlowStore {
         .execute();
     },
     async countFailedAttempt(id, maxAttempts) {
-      await db
+      const result = await db
         .updateTable('flows')
         .set({
           failed_attempts: sql<number>`failed_attempts + 1`,
@@ -56,7 +56,8 @@ export function flowQueries(db: Kysely<Database>): FlowStore {
         })
         .where('id', '=', id)
         .where('state', '=', 'created')
-        .execute();
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     },
     async deleteExpiredFlows(now) {
       const result = await db.deleteFrom('flows').where('expires_at', '<=', now).executeTakeFirst();
