@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokeServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
+import { GRANTS } from '../../src/domain/service-tokens/service-token.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import {
+  auditSince,
+  badBearers,
+  createIdentity,
+  createSession,
+  expectError,
+  testActor,
+} from '../helpers/core.js';
+import { type CoreRequest, send, sendWithHeader } from '../helpers/core-endpoints.js';
+import { describeEachDatabase } from '../helpers/databases.js';
+import { countRows } from './helpers.js';
+import { LINK_ENDPOINTS } from './endpoints.js';
+
+/** SPEC.md 5.1 and 5.2 for the link endpoints: each grant against each endpoint. */
+describeEachDatabase('link endpoint grants', (kind) => {
+  let t: TestApp;
+  const single = new Map<string, string>();
+  let revoked = '';
+  let sessionToken = '';
+
+  beforeAll(async () => {
+    t = await createTestApp(kind);
+    for (const grant of GRANTS) single.set(grant, await t.token(grant));
+    revoked = await t.token(...GRANTS);
+    const services = await t.deps.store.listServiceTokens();
+    await revokeServiceToken(t.deps, testActor, services.at(-1)!.id);
+    sessionToken = (await createSession(t, (await createIdentity(t)).id)).token;
+  });
+  afterAll(() => t?.close());
+
+  /** Identities, links and sessions: a refused call must not change any of them. */
+  const snapshot = () =>
+    Promise.all(
+      (['identities', 'links', 'sessions'] as const).map((table) => countRows(t.db, table)),
+    );
+
+  describe.each(LINK_ENDPOINTS)('$name', (endpoint) => {
+    it(`answers ${endpoint.ok} with only grant ${endpoint.grant}`, async () => {
+      const res = await send(t, await endpoint.request(t), single.get(endpoint.grant)!);
+      expect(res.statusCode).toBe(endpoint.ok);
+    });
+
+    const others = GRANTS.filter((grant) => grant !== endpoint.grant);
+    it.each(others)('answers 403 forbidden with only grant %s, changing nothing', async (grant) => {
+      const request = await endpoint.request(t);
+      const before = await snapshot();
+      const audited = (await auditSince(t, 0)).length;
+      expectError(await send(t, request, single.get(grant)!), 403, 'forbidden');
+      expect(await snapshot()).toEqual(before);
+      const rows = await auditSince(t, audited);
+      expect(rows.filter((row) => row.outcome === 'forbidden')).toEqual([
+        expect.objectContaining({ action: endpoint.action, service_name: expect.any(String) }),
+      ]);
+    });
+
+    it('answers 403 forbidden with every grant but the required one', async () => {
+      const token = await t.token(...others);
+      expectError(await send(t, await endpoint.request(t), token), 403, 'forbidden');
+    });
+
+    it('answers 401 missing_service_token without an Authorization header', async () => {
+      expectError(await send(t, await endpoint.request(t), null), 401, 'missing_service_token');
+    });
+
+    it('answers 401 invalid_service_token for unusable bearers', async () => {
+      const request = await endpoint.request(t);
+      const valid = single.get(endpoint.grant)!;
+      for (const [label, bearer] of badBearers(valid, revoked, sessionToken)) {
+        const res = await send(t, request, bearer);
+        expect({ label, status: res.statusCode, body: res.json() }).toEqual({
+          label,
+          status: 401,
+          body: { error: 'invalid_service_token' },
+        });
+      }
+      for (const header of [`Basic ${valid}`, 'Bearer', '']) {
+        expectError(await sendWithHeader(t, request, header), 401, 'invalid_service_token');
+      }
+    });
+  });
+
+  describe('the rules of SPEC.md 5.2', () => {
+    const requests = () => Promise.all(LINK_ENDPOINTS.map((endpoint) => endpoint.request(t)));
+
+    it('direct_auth unlocks no link operation, not even with identity_write added', async () => {
+      const token = await t.token('direct_auth', 'identity_write');
+      for (const request of await requests()) {
+        expectError(await send(t, request, token), 403, 'forbidden');
+      }
+    });
+
+    it('sign-in needs no external_link, and external_link does not sign in', async () => {
+      const [signIn] = await requests();
+      expect((await send(t, signIn!, single.get('external_auth')!)).statusCode).toBe(201);
+      const [another] = await requests();
+      expectError(await send(t, another!, single.get('external_link')!), 403, 'forbidden');
+    });
+
+    it('external_auth alone can neither attach, detach nor list', async () => {
+      const [, attach, list, detach] = await requests();
+      for (const request of [attach, list, detach] as CoreRequest[]) {
+        expectError(await send(t, request, single.get('external_auth')!), 403, 'forbidden');
+      }
+    });
+  });
+
+  it('refuses before reading the body: no token and a malformed body is still 401', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/v1/authenticate/link',
+      headers: { 'content-type': 'application/json' },
+      payload: '{not json',
+    });
+    expectError(res, 401, 'missing_service_token');
+  });
+
+  it('refuses a form-encoded body on a link endpoint: 422', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/v1/authenticate/link',
+      headers: {
+        authorization: `Bearer ${single.get('external_auth')!}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      payload: 'provider=p&subject=s',
+    });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error).toBe('validation_error');
+  });
+});
