@@ -22,7 +22,7 @@ function expectPage(res: LightMyRequestResponse, status: number): void {
   expect(csp).toContain("frame-ancestors 'none'");
   expect(csp).not.toMatch(/script-src|unsafe-inline/);
   expect(res.headers['x-frame-options']).toBe('DENY');
-  expect(res.headers['referrer-policy']).toBe('no-referrer');
+  expect(res.headers['referrer-policy']).toBe('same-origin');
   expect(res.headers['cache-control']).toBe('no-store');
   expect(res.body.startsWith('<!doctype html>')).toBe(true);
 }

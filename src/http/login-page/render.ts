@@ -21,7 +21,6 @@ function layout(title: string, body: string): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(title)} · Tessera</title>
 <style>${STYLES}</style>

@@ -39,6 +39,11 @@ export function prefersHtml(request: FastifyRequest): boolean {
  * Sends a hosted page with its security headers. The CSP allows no script and no resource
  * but the inline stylesheet; `form-action` must also allow where the form's 303 lands,
  * because Chromium applies it to the redirect after the post.
+ *
+ * Referrer-Policy is `same-origin`, not `no-referrer`: under `no-referrer` browsers send
+ * `Origin: null` on the form's own POST, which the login-CSRF check must refuse (a
+ * sandboxed frame on any site sends the same). `same-origin` still gives other sites,
+ * `return_to` included, no referrer at all, so the flow URL never leaks.
  */
 export function sendPage(
   reply: FastifyReply,
@@ -54,7 +59,7 @@ export function sendPage(
       `default-src 'none'; style-src ${STYLES_HASH}; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     )
     .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'no-referrer')
+    .header('referrer-policy', 'same-origin')
     .header('x-content-type-options', 'nosniff')
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')

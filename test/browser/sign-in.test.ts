@@ -1,0 +1,186 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerIdentity } from '../../src/domain/identities/identity-service.js';
+import { hashToken } from '../../src/lib/tokens.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { requireSuite } from '../helpers/databases.js';
+import { type AppSite, startAppSite } from './pages.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const PASSWORD = 'correct horse battery';
+const SCREENSHOTS = 'test-results';
+
+const available = requireSuite(
+  'browser',
+  existsSync(CHROMIUM),
+  `${CHROMIUM} not found (Debian: apt-get install chromium)`,
+);
+const suite = available ? describe : describe.skip;
+const name = available
+  ? 'hosted sign-in in a real browser'
+  : `hosted sign-in in a real browser (skipped: ${CHROMIUM} not found)`;
+
+/** Runs `fetch` inside the page, so the browser applies CORS and cookie rules itself. */
+function fetchFrom(page: Page, url: string, method = 'GET') {
+  return page.evaluate(
+    async ([target, verb]) => {
+      try {
+        const res = await fetch(target!, { method: verb, credentials: 'include' });
+        const text = await res.text();
+        return { status: res.status, body: text ? JSON.parse(text) : null };
+      } catch (error) {
+        return { failed: (error as Error).name };
+      }
+    },
+    [url, method] as const,
+  );
+}
+
+suite(name, () => {
+  let t: TestApp;
+  let app: AppSite;
+  let unlisted: AppSite;
+  let tessera: string;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    app = await startAppSite('App');
+    unlisted = await startAppSite('Unlisted');
+    t = await createTestApp('sqlite', { SERVICE_SESSION_CORS_ORIGINS: app.origin });
+    await registerIdentity(
+      t.deps,
+      { service_name: 'browser-tests', service_id: null },
+      { username: 'alice', password: PASSWORD, display_name: 'Alice Example' },
+    );
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    tessera = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await app?.close();
+    await unlisted?.close();
+  });
+
+  /** A fresh browser profile that records CSP violations reported on its pages. */
+  async function newContext(options: { javaScriptEnabled?: boolean } = {}) {
+    const context: BrowserContext = await browser.newContext(options);
+    const violations: string[] = [];
+    context.on('console', (message) => {
+      if (/Content.Security.Policy/i.test(message.text())) violations.push(message.text());
+    });
+    return { context, page: await context.newPage(), violations };
+  }
+
+  async function signInThroughPage(page: Page, password = PASSWORD) {
+    await page.getByLabel('Username').fill('alice');
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  it('signs in through the hosted page, lands on return_to with the cookie, uses and ends the session', async () => {
+    const { context, page, violations } = await newContext();
+    const returnTo = `${app.origin}/home?from=login`;
+    await page.goto(`${tessera}/v1/login?return_to=${encodeURIComponent(returnTo)}`);
+    expect(await page.title()).toBe('Sign in · Tessera');
+    expect(await page.locator('html').getAttribute('lang')).toBe('en');
+    await page.screenshot({ path: `${SCREENSHOTS}/login-page.png`, fullPage: true });
+
+    await signInThroughPage(page);
+    await page.waitForURL(returnTo);
+    expect(await page.locator('h1').textContent()).toBe('App /home');
+
+    const cookies = await context.cookies(tessera);
+    const session = cookies.find((cookie) => cookie.name === 'service_session');
+    expect(session).toMatchObject({
+      httpOnly: true,
+      secure: true,
+      sameSite: 'Lax',
+      path: '/',
+      domain: '127.0.0.1',
+    });
+    expect(session!.value).toMatch(/^tess_s_/);
+    // HttpOnly: no script on any page can read it.
+    expect(await page.evaluate(() => document.cookie)).not.toContain('tess_s_');
+
+    // whoami from the listed origin, with credentials: the browser sends the cookie and
+    // lets the page read the answer.
+    const who = await fetchFrom(page, `${tessera}/v1/whoami`);
+    expect(who).toMatchObject({ status: 200, body: { identity: { username: 'alice' } } });
+
+    // The same call from an origin not in SERVICE_SESSION_CORS_ORIGINS is refused by the
+    // browser: no CORS headers, so the page cannot read anything.
+    const other = await context.newPage();
+    await other.goto(`${unlisted.origin}/probe`);
+    expect(await fetchFrom(other, `${tessera}/v1/whoami`)).toEqual({ failed: 'TypeError' });
+    expect(await fetchFrom(other, `${tessera}/v1/logout`, 'POST')).toEqual({ failed: 'TypeError' });
+
+    // Logout from the listed origin revokes the session and clears the cookie.
+    expect(await fetchFrom(page, `${tessera}/v1/logout`, 'POST')).toEqual({
+      status: 204,
+      body: null,
+    });
+    expect((await context.cookies(tessera)).map((cookie) => cookie.name)).not.toContain(
+      'service_session',
+    );
+    expect(await fetchFrom(page, `${tessera}/v1/whoami`)).toEqual({
+      status: 401,
+      body: { error: 'invalid_token' },
+    });
+    // Revoked in the database, not merely forgotten by the browser.
+    const revoked = await t.deps.store.findSessionByTokenHash(hashToken(session!.value));
+    expect(revoked?.session.revoked_at).not.toBeNull();
+    expect(violations).toEqual([]);
+    await context.close();
+  });
+
+  it('shows a wrong password in the form and signs in on the retry', async () => {
+    const { context, page, violations } = await newContext();
+    await page.goto(`${tessera}/v1/login?return_to=${encodeURIComponent(`${app.origin}/home`)}`);
+    await signInThroughPage(page, 'wrong password');
+    const alert = page.getByRole('alert');
+    await expect.poll(() => alert.textContent()).toBe('The username or password is incorrect.');
+    expect(await page.getByLabel('Username').inputValue()).toBe('alice');
+    await page.screenshot({ path: `${SCREENSHOTS}/login-page-error.png`, fullPage: true });
+
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${app.origin}/home`);
+    expect(violations).toEqual([]);
+    await context.close();
+  });
+
+  it('works with JavaScript off, and without return_to shows the signed-in page', async () => {
+    const { context, page } = await newContext({ javaScriptEnabled: false });
+    await page.goto(`${tessera}/v1/login`);
+    await signInThroughPage(page);
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Signed in');
+    expect(await page.locator('main').textContent()).toContain('Alice Example');
+    const cookies = await context.cookies(tessera);
+    expect(cookies.find((cookie) => cookie.name === 'service_session')?.httpOnly).toBe(true);
+    await context.close();
+  });
+
+  it('cannot be framed by another page', async () => {
+    const { context, page } = await newContext();
+    await page.goto(`${app.origin}/frame`);
+    await page.evaluate((src) => {
+      const frame = document.createElement('iframe');
+      frame.src = src;
+      document.body.append(frame);
+      return new Promise((resolve) => frame.addEventListener('load', resolve));
+    }, `${tessera}/v1/login`);
+    const framed = page.frames().find((frame) => frame !== page.mainFrame());
+    expect(framed).toBeDefined();
+    expect(await framed!.locator('form').count()).toBe(0);
+    await context.close();
+  });
+});
