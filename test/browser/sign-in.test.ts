@@ -108,8 +108,9 @@ suite(name, () => {
       domain: '127.0.0.1',
     });
     expect(session!.value).toMatch(/^tess_s_/);
-    // HttpOnly: no script on any page can read it.
-    expect(await page.evaluate(() => document.cookie)).not.toContain('tess_s_');
+    // HttpOnly: no script can read it, not even here (cookies do not separate ports, so a
+    // readable cookie of 127.0.0.1 would show up in this page's document.cookie).
+    expect(await page.evaluate('document.cookie')).not.toContain('tess_s_');
 
     // whoami from the listed origin, with credentials: the browser sends the cookie and
     // lets the page read the answer.
@@ -172,12 +173,13 @@ suite(name, () => {
   it('cannot be framed by another page', async () => {
     const { context, page } = await newContext();
     await page.goto(`${app.origin}/frame`);
-    await page.evaluate((src) => {
+    // A string, not a function: the test program is compiled without the DOM library.
+    await page.evaluate(`new Promise((resolve) => {
       const frame = document.createElement('iframe');
-      frame.src = src;
+      frame.src = ${JSON.stringify(`${tessera}/v1/login`)};
+      frame.addEventListener('load', resolve);
       document.body.append(frame);
-      return new Promise((resolve) => frame.addEventListener('load', resolve));
-    }, `${tessera}/v1/login`);
+    })`);
     const framed = page.frames().find((frame) => frame !== page.mainFrame());
     expect(framed).toBeDefined();
     expect(await framed!.locator('form').count()).toBe(0);
