@@ -16,6 +16,11 @@ export function translatePostgresError(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
   const code = (error as { code?: unknown }).code;
   if (code === '23505') return new UniqueViolation(error);
+  // No connection within the timeout (a server that does not answer, or no free pooled
+  // client): the database is unreachable, not a slow query.
+  if (/connection timeout|timeout exceeded when trying to connect/i.test(error.message)) {
+    return new StorageUnavailable(error);
+  }
   // 57014: statement_timeout cancelled the query; the client-side timeout says so in words.
   if (code === '57014' || /timeout/i.test(error.message)) return new StorageTimeout(error);
   if (typeof code === 'string') {

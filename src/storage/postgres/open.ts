@@ -34,6 +34,10 @@ export function openPostgres(options: PostgresOptions): StoreHandle {
   // An idle client losing its server (restart, network cut) emits here; without a listener
   // the process would crash. The next query gets a fresh connection or a 503.
   pool.on('error', (error) => options.onPoolError?.(error));
+  // A checked-out client (one holding an open transaction) has no pool listener: losing its
+  // connection would emit an unhandled 'error' and crash the process. Its pending queries
+  // already fail (and become StorageUnavailable); the pool discards the client on release.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({
     dialect: translateDriverErrors(new PostgresDialect({ pool }), translatePostgresError),
   });
