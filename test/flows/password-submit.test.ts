@@ -275,3 +275,26 @@ describeEachDatabase('flow attempt cap', (kind) => {
     expect(await t.deps.store.listFlowErrors(flow.id)).toHaveLength(3);
   });
 });
+
+describeEachDatabase('own origin from SERVICE_PUBLIC_URL', (kind) => {
+  let t: FlowTestApp;
+  beforeAll(async () => {
+    t = await createFlowApp(kind, { SERVICE_PUBLIC_URL: 'https://id.example/base' });
+  });
+  afterAll(() => t?.close());
+
+  it('is the only own origin for return_to and the login-CSRF check', async () => {
+    expect((await startFlow(t, 'https://id.example/account')).return_to).toBe(
+      'https://id.example/account',
+    );
+    const byHost = await t.inject({
+      method: 'GET',
+      url: `/v1/login?return_to=${encodeURIComponent('http://localhost/account')}`,
+    });
+    expectValidationError(byHost);
+
+    const flow = await startFlow(t);
+    expectError(await signIn(t, flow, { origin: 'http://localhost' }), 403, 'forbidden');
+    expect((await signIn(t, flow, { origin: 'https://id.example' })).statusCode).toBe(200);
+  });
+});

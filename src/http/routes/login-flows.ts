@@ -175,6 +175,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
         tags: ['browser'],
         description:
           'SPEC 4.9. JSON or an HTML form post (application/x-www-form-urlencoded): a form post answers 303 to return_to, or a page.',
+        consumes: ['application/json', 'application/x-www-form-urlencoded'],
         params: IdParams,
         body: SubmitBody,
         response: responses({ 200: SubmitResultSchema }, [...BROWSER_ERRORS, 404, 429]),
