@@ -110,6 +110,18 @@ describeEachDatabase('X-Service-Client-Ip on the browser endpoints', (kind) => {
     expect((await signIn(t, flow, as('2001:db8:1:3::1'))).statusCode).toBe(200);
   });
 
+  it('ignores a non-bearer Authorization header (a site behind HTTP Basic auth)', async () => {
+    const basic = { authorization: 'Basic dXNlcjpwYXNz' };
+    const flow = await startFlow(t, undefined, basic);
+    expect(
+      (await t.inject({ method: 'GET', url: `/v1/flows/${flow.id}`, headers: basic })).statusCode,
+    ).toBe(200);
+    expect((await signIn(t, flow, basic)).statusCode).toBe(200);
+    // With an address stated, the proxy has to be a bearer token after all.
+    const stated = await create({ ...basic, [HEADER]: '192.0.2.9' });
+    expectError(stated, 401, 'invalid_service_token');
+  });
+
   it('a proxy token never authenticates the end user, and its use is audited', async () => {
     const all = await t.token('browser_proxy', 'introspect', 'direct_auth', 'revoke');
     const flow = await startFlow(t);

@@ -9,7 +9,7 @@ import {
 } from '../../domain/login-flows/flow-service.js';
 import { toIso } from '../../lib/clock.js';
 import { isWellFormedToken, secretsEqual } from '../../lib/tokens.js';
-import { clientAddress } from '../client-address.js';
+import { CLIENT_IP_HEADER, clientAddress } from '../client-address.js';
 import { setSessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
 import { handleError } from '../errors.js';
@@ -60,9 +60,17 @@ type SubmitRoute = { Params: Static<typeof IdParams>; Body: Static<typeof Submit
 /** Statuses the proxy header and the stores can add to any browser endpoint. */
 const BROWSER_ERRORS = [401, 403, 422, 503, 504];
 
-/** The per-IP key: the stated end-user address from a browser_proxy caller, else the peer. */
+/**
+ * The per-IP key: the stated end-user address from a browser_proxy caller, else the peer.
+ * A bearer token is looked at (and its use audited) whenever one is presented or an address
+ * is stated; any other Authorization scheme is the browser's own business (a site behind
+ * HTTP Basic auth sends it on every request) and is left alone.
+ */
 async function addressOf(deps: AppDeps, request: FastifyRequest): Promise<string> {
-  return clientAddress(request, await presentedCaller(deps.store, request));
+  const bearer = /^Bearer\s/i.test(request.headers.authorization ?? '');
+  const stated = request.headers[CLIENT_IP_HEADER] !== undefined;
+  const caller = bearer || stated ? await presentedCaller(deps.store, request) : null;
+  return clientAddress(request, caller);
 }
 
 export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
