@@ -110,7 +110,7 @@ function deadEnd(error: DomainError, flow: FlowRecord | undefined, now: number):
     const wait = error.retryAfterSeconds ?? 60;
     return ['Too many attempts', `Too many sign-in attempts. Try again in ${wait} seconds.`];
   }
-  if (error.code === 'validation_error' && !flow) {
+  if (error.code === 'validation_error' && error.message.includes('return_to')) {
     return [
       'Sign-in link not allowed',
       'This sign-in link asks to continue to an address that is not allowed.',
