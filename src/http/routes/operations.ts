@@ -21,10 +21,23 @@ export function operationRoutes(app: FastifyInstance, deps: AppDeps): void {
     registers: [registry],
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  // On every request, so kept cheap: a callback hook (no promise per request) and the
+  // labelled children looked up once per (route, method, status) instead of hashing a
+  // label object on each call. The set of keys is bounded by the route table.
+  const series = new Map<string, { count: () => void; time: (seconds: number) => void }>();
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    requests.inc({ route, method: request.method, status: reply.statusCode });
-    duration.observe({ route }, reply.elapsedTime / 1000);
+    const key = `${request.method} ${reply.statusCode} ${route}`;
+    let child = series.get(key);
+    if (!child) {
+      const counter = requests.labels(route, request.method, String(reply.statusCode));
+      const histogram = duration.labels(route);
+      child = { count: () => counter.inc(), time: (seconds) => histogram.observe(seconds) };
+      series.set(key, child);
+    }
+    child.count();
+    child.time(reply.elapsedTime / 1000);
+    done();
   });
 
   const hidden = { schema: { hide: true } };

@@ -7,6 +7,7 @@ import type { Database } from '../schema.js';
 import { createStore, type StoreHandle } from '../store.js';
 import { translateDriverErrors } from '../translate-driver.js';
 import { translateSqliteError } from './errors.js';
+import { sqlitePreparedReads } from './prepared-reads.js';
 
 export interface SqliteOptions {
   /** A file path, or `:memory:` for tests. */
@@ -25,8 +26,10 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
   const db = new Kysely<Database>({
     dialect: translateDriverErrors(new SqliteDialect({ database: raw }), translateSqliteError),
   });
+  const store = createStore(db);
   return {
-    ...createStore(db),
+    ...store,
+    ...sqlitePreparedReads(raw, store),
     dialect: 'sqlite',
     async migrate() {
       try {
