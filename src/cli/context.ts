@@ -15,11 +15,17 @@ export function cliActor(): Actor {
   return { service_name: 'cli', service_id: null, details: { os_user: osUser } };
 }
 
-/** Opens the same store the server uses, migrated, runs `work`, and closes it. */
-export async function withServices<T>(work: (deps: AppDeps) => Promise<T>): Promise<T> {
+/**
+ * Opens the same store the server uses, migrated (unless `migrate` is false: the `migrate`
+ * command reports what it applied itself), runs `work`, and closes it.
+ */
+export async function withServices<T>(
+  work: (deps: AppDeps) => Promise<T>,
+  { migrate = true }: { migrate?: boolean } = {},
+): Promise<T> {
   const services = await buildServices(loadConfig(), consoleLog);
   try {
-    await services.deps.store.migrate();
+    if (migrate) await services.deps.store.migrate();
     return await work(services.deps);
   } finally {
     await services.close();

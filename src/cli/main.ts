@@ -24,7 +24,7 @@ program
   .command('migrate')
   .description('apply pending database migrations')
   .action(async () => {
-    const applied = await withServices((deps) => deps.store.migrate());
+    const applied = await withServices((deps) => deps.store.migrate(), { migrate: false });
     console.log(applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');
   });
 
