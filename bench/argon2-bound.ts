@@ -14,6 +14,8 @@ export interface BoundResult {
   verifications: number;
   durationSec: number;
   perSec: number;
+  /** CPU seconds (all threads) the verifications used. */
+  cpuSeconds: number;
   concurrency: number;
   params: { memoryKib: number; iterations: number; parallelism: number };
 }
@@ -34,6 +36,7 @@ await Promise.all(
 );
 
 let verifications = 0;
+const cpuBefore = process.cpuUsage();
 const started = process.hrtime.bigint();
 const deadline = started + BigInt(Math.round(seconds * 1e9));
 await Promise.all(
@@ -45,10 +48,12 @@ await Promise.all(
   }),
 );
 const durationSec = Number(process.hrtime.bigint() - started) / 1e9;
+const cpu = process.cpuUsage(cpuBefore);
 const result: BoundResult = {
   verifications,
   durationSec,
   perSec: verifications / durationSec,
+  cpuSeconds: (cpu.user + cpu.system) / 1e6,
   concurrency: config.hashConcurrency,
   params: config.argon2,
 };

@@ -59,6 +59,7 @@ function merge(results: LoadResult[], memory?: Side['memory']): Side {
     unexpected,
     errors: results.reduce((sum, r) => sum + r.errors, 0),
     timeouts: results.reduce((sum, r) => sum + r.timeouts, 0),
+    cpuUsPerOp: (results.reduce((sum, r) => sum + (r.serverCpuSeconds ?? NaN), 0) * 1e6) / ops,
     memory,
   };
 }
@@ -194,6 +195,9 @@ function targetsFor(
   return targets;
 }
 
+const cpuPer = (result: LoadResult) =>
+  `(${Math.round(((result.serverCpuSeconds ?? NaN) * 1e6) / result.ops)} µs CPU/op)`;
+
 async function runScenario(
   options: BenchOptions,
   db: BenchDatabase,
@@ -229,17 +233,20 @@ async function runScenario(
         targets: [],
       };
     }
-    const load = (url: string, seconds: number) =>
-      runLoadProcess(
+    const load = async (target: ServerProcess, seconds: number) => {
+      const before = target.cpuSeconds();
+      const result = await runLoadProcess(
         {
-          url,
-          scenario: url === floor?.url ? 'whoami' : scenario,
+          url: target.url,
+          scenario: target === floor ? 'whoami' : scenario,
           connections,
           durationSec: seconds,
           dataFile,
         },
         specFile,
       );
+      return { ...result, serverCpuSeconds: target.cpuSeconds() - before };
+    };
     if (scenario !== 'login') {
       const floorPort = await freePort();
       floor = await startFloor({
@@ -250,17 +257,17 @@ async function runScenario(
       });
     }
     if (options.warmupSec > 0) {
-      await load(service.url, options.warmupSec);
-      if (floor) await load(floor.url, options.warmupSec);
+      await load(service, options.warmupSec);
+      if (floor) await load(floor, options.warmupSec);
     }
     const serviceRounds: LoadResult[] = [];
     const referenceRounds: LoadResult[] = [];
     for (let round = 1; round <= options.rounds; round++) {
-      const a = await load(service.url, options.durationSec);
+      const a = await load(service, options.durationSec);
       serviceRounds.push(a);
       let b: LoadResult;
       if (floor) {
-        b = await load(floor.url, options.durationSec);
+        b = await load(floor, options.durationSec);
       } else {
         const bound = await runArgon2Bound(options.durationSec, db.env);
         b = {
@@ -274,11 +281,12 @@ async function runScenario(
           unexpected: {},
           errors: 0,
           timeouts: 0,
+          serverCpuSeconds: bound.cpuSeconds,
         };
       }
       referenceRounds.push(b);
       log(
-        `${db.label} ${scenario} round ${round}: service ${a.opsPerSec.toFixed(1)}/s p99 ${a.p99.toFixed(2)} ms · ${floor ? 'floor' : 'argon2'} ${b.opsPerSec.toFixed(1)}/s${Object.keys(a.unexpected).length ? ` · unexpected ${JSON.stringify(a.unexpected)}` : ''}`,
+        `${db.label} ${scenario} round ${round}: service ${a.opsPerSec.toFixed(1)}/s p99 ${a.p99.toFixed(2)} ms ${cpuPer(a)} · ${floor ? 'floor' : 'argon2'} ${b.opsPerSec.toFixed(1)}/s ${cpuPer(b)}${Object.keys(a.unexpected).length ? ` · unexpected ${JSON.stringify(a.unexpected)}` : ''}`,
       );
     }
     const serviceSide = merge(serviceRounds, service.memory());

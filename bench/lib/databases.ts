@@ -139,14 +139,15 @@ export async function smallDatabase(
 
 /**
  * The large database, kept between runs (bench/.data/large.db, or the PostgreSQL database
- * tessera_bench_large); seeded or resumed here when incomplete.
+ * tessera_bench_large): migrated by the service's CLI, then seeded, or resumed when a
+ * previous seed was interrupted. Returns at once when it is complete.
  */
-export async function largeDatabase(
+export async function seedLarge(
   kind: DbKind,
   workDir: string,
   postgresUrl: string,
   report: (progress: SeedProgress) => void,
-): Promise<BenchDatabase> {
+): Promise<{ url: string; env: NodeJS.ProcessEnv }> {
   let url: string;
   if (kind === 'sqlite') {
     mkdirSync(join(ROOT, 'bench/.data'), { recursive: true });
@@ -167,6 +168,16 @@ export async function largeDatabase(
   const env = serviceEnv(url, join(workDir, `data-${kind}-large`));
   await cli(['migrate'], env);
   await seedDatabase(url, LARGE_SHAPE, report);
+  return { url, env };
+}
+
+export async function largeDatabase(
+  kind: DbKind,
+  workDir: string,
+  postgresUrl: string,
+  report: (progress: SeedProgress) => void,
+): Promise<BenchDatabase> {
+  const { url, env } = await seedLarge(kind, workDir, postgresUrl, report);
   const data = loadData(LARGE_SHAPE, await createServiceToken(env));
   return {
     kind,

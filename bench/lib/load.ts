@@ -41,6 +41,8 @@ export interface LoadResult {
   unexpected: Record<string, number>;
   errors: number;
   timeouts: number;
+  /** CPU seconds the measured server used during the round (filled in by the orchestrator). */
+  serverCpuSeconds?: number;
 }
 
 function percentile(sorted: Float64Array, p: number): number {

@@ -7,6 +7,8 @@ import type { LoadResult, LoadSpec } from './load.js';
 
 export const ROOT = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
 const TSX = ['--import', 'tsx'];
+/** USER_HZ: the unit of utime/stime in /proc/<pid>/stat (100 on every Linux build in use). */
+const CLOCK_TICKS = 100;
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -60,7 +62,7 @@ export async function runLoadProcess(spec: LoadSpec, specFile: string): Promise<
 export async function runArgon2Bound(
   seconds: number,
   env: NodeJS.ProcessEnv,
-): Promise<{ perSec: number; verifications: number; concurrency: number }> {
+): Promise<{ perSec: number; verifications: number; cpuSeconds: number; concurrency: number }> {
   return lastJsonLine(
     await run(
       process.execPath,
@@ -145,6 +147,18 @@ export class ServerProcess {
       server.#rssPeakKb = Math.max(server.#rssPeakKb, readStatusKb(server.pid, 'VmRSS'));
     }, 50);
     return server;
+  }
+
+  /** CPU seconds (user + system, all threads) the process has used so far. */
+  cpuSeconds(): number {
+    try {
+      const stat = readFileSync(`/proc/${this.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime are fields 14 and 15 of stat(5); here offset by the two skipped.
+      return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    } catch {
+      return NaN;
+    }
   }
 
   memory(): MemorySample {

@@ -41,6 +41,15 @@ export function areaOf(url: string, functionName: string): string {
   return url.replace(/^file:\/\/.*\//, '');
 }
 
+/** A short location for a function: package-relative or Tessera-relative file path. */
+function where(url: string, area: string): string {
+  const modules = /node_modules\/((?:@[^/]+\/)?[^/]+\/.+)$/.exec(url);
+  if (modules) return modules[1]!.replace(/\/(?:dist|lib)\//, '/');
+  const own = /\/(?:dist|src)\/(.+)$/.exec(url);
+  if (own) return own[1]!;
+  return url.startsWith('node:') ? url : area;
+}
+
 function top(map: Map<string, number>, total: number, count: number): ProfileEntry[] {
   return [...map.entries()]
     .sort((a, b) => b[1] - a[1])
@@ -74,7 +83,7 @@ export function summarizeProfile(file: string, count = 15): ProfileSummary {
     }
     busy += micros;
     const area = areaOf(url, functionName);
-    const label = `${functionName || '(anonymous)'} ${area}${url ? `:${lineNumber + 1}` : ''}`;
+    const label = `${functionName || '(anonymous)'} ${where(url, area)}${url ? `:${lineNumber + 1}` : ''}`;
     functions.set(label, (functions.get(label) ?? 0) + micros);
     selfAreas.set(area, (selfAreas.get(area) ?? 0) + micros);
     const seen = new Set<string>();

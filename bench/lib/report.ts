@@ -15,6 +15,8 @@ export interface Side {
   unexpected: Record<string, number>;
   errors: number;
   timeouts: number;
+  /** Server CPU time (user + system, all threads) per operation, microseconds. */
+  cpuUsPerOp: number;
   memory?: MemorySample;
 }
 
@@ -106,14 +108,14 @@ export function markdown(report: BenchReport): string {
     '',
   );
   lines.push(
-    '| database | scenario | conns | service | p50 ms | p99 ms | peak RSS MB | reference | ref p99 ms | ratio | targets |',
-    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|',
+    '| database | scenario | conns | service | p50 ms | p99 ms | CPU µs/op | peak RSS MB | reference | ref p99 ms | ref CPU µs/op | ratio | targets |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
   );
   for (const result of report.results) {
     const name = `${result.scenario}: ${DESCRIPTION[result.scenario]}`;
     if (result.status !== 'ok') {
       lines.push(
-        `| ${result.db} | ${name} | | ${result.status}: ${result.note ?? ''} | | | | | | | |`,
+        `| ${result.db} | ${name} | | ${result.status}: ${result.note ?? ''} | | | | | | | | | |`,
       );
       continue;
     }
@@ -133,7 +135,7 @@ export function markdown(report: BenchReport): string {
       .map((target) => `${target.pass ? '✅' : '❌'} ${target.text}`)
       .join('<br>');
     lines.push(
-      `| ${result.db} | ${name} | ${result.connections ?? ''} | ${fmt(service.opsPerSec, digits)} ${UNIT[result.scenario]} | ${ms(service.p50)} | ${ms(service.p99)} | ${fmt(service.memory?.hwmMb, 0)} | ${refName} | ${reference?.kind === 'floor' ? ms(reference.p99) : '–'} | ${result.ratio === undefined ? '–' : fmt(result.ratio, 2)} | ${targets}${issue ? `<br>⚠️ ${issue}` : ''} |`,
+      `| ${result.db} | ${name} | ${result.connections ?? ''} | ${fmt(service.opsPerSec, digits)} ${UNIT[result.scenario]} | ${ms(service.p50)} | ${ms(service.p99)} | ${fmt(service.cpuUsPerOp)} | ${fmt(service.memory?.hwmMb, 0)} | ${refName} | ${reference?.kind === 'floor' ? ms(reference.p99) : '–'} | ${fmt(reference?.cpuUsPerOp)} | ${result.ratio === undefined ? '–' : fmt(result.ratio, 2)} | ${targets}${issue ? `<br>⚠️ ${issue}` : ''} |`,
     );
   }
   lines.push('');
