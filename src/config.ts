@@ -73,15 +73,26 @@ function optional(env: Env, name: string): string | null {
 function number(
   env: Env,
   name: keyof typeof DEFAULTS,
-  { min, integer }: { min: number; integer: boolean },
+  { min, max = Infinity, integer }: { min: number; max?: number; integer: boolean },
 ): number {
   const text = read(env, name);
   const value = Number(text);
-  const ok = text.trim() !== '' && Number.isFinite(value) && value >= min;
+  const ok = text.trim() !== '' && Number.isFinite(value) && value >= min && value <= max;
   if (!ok || (integer && !Number.isInteger(value))) {
-    throw new ConfigError(name, `${integer ? 'an integer' : 'a number'} >= ${min}`, text);
+    const range = max === Infinity ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new ConfigError(name, `${integer ? 'an integer' : 'a number'} ${range}`, text);
   }
   return value;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevel(env: Env): string {
+  const text = read(env, 'SERVICE_LOG_LEVEL');
+  if (!LOG_LEVELS.includes(text)) {
+    throw new ConfigError('SERVICE_LOG_LEVEL', `one of ${LOG_LEVELS.join(', ')}`, text);
+  }
+  return text;
 }
 
 function rule(env: Env, name: keyof typeof DEFAULTS): RateLimitRule {
@@ -147,7 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   return {
     host: read(env, 'SERVICE_HOST'),
-    port: number(env, 'SERVICE_PORT', { min: 0, integer: true }),
+    port: number(env, 'SERVICE_PORT', { min: 0, max: 65535, integer: true }),
     publicUrl: publicUrl === null ? null : new URL(publicUrl).origin,
     dataDir,
     databaseUrl,
@@ -171,6 +182,6 @@ export function loadConfig(env: Env = process.env): Config {
     sweepIntervalMs:
       number(env, 'SERVICE_SWEEP_INTERVAL_MINUTES', { min: 0, integer: false }) * 60_000,
     auditFlushMs: number(env, 'SERVICE_AUDIT_FLUSH_MS', { min: 1, integer: true }),
-    logLevel: read(env, 'SERVICE_LOG_LEVEL'),
+    logLevel: logLevel(env),
   };
 }

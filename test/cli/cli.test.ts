@@ -257,6 +257,8 @@ describe('tessera CLI on SQLite', () => {
   describe('configuration errors', () => {
     it.each([
       ['SERVICE_PORT', 'abc'],
+      ['SERVICE_PORT', '70000'],
+      ['SERVICE_LOG_LEVEL', 'verbose'],
       ['SERVICE_SESSION_TTL_HOURS', '0'],
       ['SERVICE_ARGON2_MEMORY_KIB', '1024'],
       ['SERVICE_RATE_LIMIT_LOGIN_USERNAME', 'ten per minute'],
