@@ -81,6 +81,12 @@ describeEachDatabase('operational endpoints and routing', (kind) => {
       expectError(await t.inject({ method, url }), 404, 'not_found');
     });
 
+    it('HEAD on a service route needs the token like GET', async () => {
+      const identity = await createIdentity(t);
+      const res = await t.inject({ method: 'HEAD', url: `/v1/identities/${identity.id}` });
+      expect(res.statusCode).toBe(401);
+    });
+
     it('a request presenting a token to an unknown route is still audited', async () => {
       const token = await t.token('identity_read');
       const before = (await auditSince(t, 0)).length;
