@@ -44,8 +44,9 @@ const CREATE_ROUNDS = 2;
 
 /**
  * POST /v1/authenticate/link. Concurrent first sign-ins for one pair are settled by the
- * links primary key, never by a check-then-insert: every caller tries to create, exactly
- * one transaction commits, and the others roll back and resolve the winner's link.
+ * links primary key, never by a check-then-insert: the first lookup only spares returning
+ * users the create attempt. Every caller that saw no link tries to create; exactly one
+ * transaction commits, and the others roll back and resolve the winner's link.
  */
 export async function signInWithLink(
   deps: LinkSignInDeps,
