@@ -1,7 +1,6 @@
 import type { RateLimitRule } from '../../lib/rate.js';
 import { isWellFormedToken, newToken, randomSecret, secretsEqual } from '../../lib/tokens.js';
 import { DomainError, notFound, validationError } from '../errors.js';
-import { parseUsername } from '../identities/identity.js';
 import {
   checkPassword,
   consumeUsernameLimit,
@@ -136,10 +135,9 @@ export async function submitPassword(
     `flow:ip:${addressKey(input.address)}`,
     deps.flows.submitRule,
   );
-  // A string that is not a valid username can never name an account, so there is no
-  // account to protect; counting it would only let junk of any length into the key space.
-  // It still costs one dummy verification below, like any unknown user.
-  if (parseUsername(username) !== null) await consumeUsernameLimit(deps, username);
+  // Malformed usernames are not counted (see consumeUsernameLimit) but still cost one
+  // dummy verification below, like any unknown user.
+  await consumeUsernameLimit(deps, username);
 
   let identity;
   try {

@@ -2,17 +2,13 @@ import type { RateLimitRule } from '../../lib/rate.js';
 import type { Actor } from '../audit/audit-log.js';
 import { DomainError } from '../errors.js';
 import { type IdentityDeps } from '../identities/identity-service.js';
-import { type IdentityRecord, normalizeUsername, parseUsername } from '../identities/identity.js';
+import { type IdentityRecord, parseUsername } from '../identities/identity.js';
 import { consumeRateLimit } from '../rate-limit/rate-limiter.js';
 import { mintSession } from '../sessions/session-service.js';
 import type { MintedSession } from '../sessions/session.js';
 
 export interface PasswordAuthDeps extends IdentityDeps {
   usernameRule: RateLimitRule;
-}
-
-export function usernameRateKey(rawUsername: string): string {
-  return `auth:user:${normalizeUsername(rawUsername)}`;
 }
 
 /**
@@ -37,9 +33,18 @@ export async function checkPassword(
   return identity;
 }
 
-/** Every attempt counts against the username, successful ones too (API-DECISIONS 3). */
-export function consumeUsernameLimit(deps: PasswordAuthDeps, rawUsername: string): Promise<void> {
-  return consumeRateLimit(deps.store, deps.clock, usernameRateKey(rawUsername), deps.usernameRule);
+/**
+ * Every attempt counts against the username, successful ones too (API-DECISIONS 3). A name
+ * that breaks the username rule matches no account, so it is not counted: that keeps
+ * arbitrary attacker-chosen text (up to the body limit) out of the counter table.
+ */
+export async function consumeUsernameLimit(
+  deps: PasswordAuthDeps,
+  rawUsername: string,
+): Promise<void> {
+  const username = parseUsername(rawUsername);
+  if (username === null) return;
+  await consumeRateLimit(deps.store, deps.clock, `auth:user:${username}`, deps.usernameRule);
 }
 
 /** POST /v1/authenticate/password: limit, verify, mint, audit. */
