@@ -2,7 +2,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'bench/results/', 'bench/.data/', 'test-results/'] },
+  {
+    ignores: ['dist/', 'node_modules/', 'data/', 'bench/results/', 'bench/.data/', 'test-results/'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
