@@ -253,29 +253,4 @@ describe('tessera CLI on SQLite', () => {
     const bad = await runCli(['audit', 'list', '--limit', '0'], box.env);
     expect(bad.code).not.toBe(0);
   });
-
-  describe('configuration errors', () => {
-    it.each([
-      ['SERVICE_PORT', 'abc'],
-      ['SERVICE_PORT', '70000'],
-      ['SERVICE_LOG_LEVEL', 'verbose'],
-      ['SERVICE_SESSION_TTL_HOURS', '0'],
-      ['SERVICE_ARGON2_MEMORY_KIB', '1024'],
-      ['SERVICE_RATE_LIMIT_LOGIN_USERNAME', 'ten per minute'],
-      ['SERVICE_PUBLIC_URL', 'ftp://example.org'],
-    ])('%s=%s exits non-zero with one line naming the variable', async (name, value) => {
-      const result = await runCli(['svc', 'list'], { ...box.env, [name]: value });
-      expect(result.code).not.toBe(0);
-      expect(result.stdout).toBe('');
-      const lines = result.stderr.trim().split('\n');
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toContain(name);
-    });
-
-    it('an unknown command exits non-zero', async () => {
-      const result = await runCli(['frobnicate'], box.env);
-      expect(result.code).not.toBe(0);
-      expect(result.stderr).toMatch(/unknown command/);
-    });
-  });
 });
