@@ -5,6 +5,7 @@ import type { Database } from '../schema.js';
 import { createStore, type StoreHandle } from '../store.js';
 import { translateDriverErrors } from '../translate-driver.js';
 import { translatePostgresError } from './errors.js';
+import { postgresPreparedReads } from './prepared-reads.js';
 
 // BIGINT columns hold epoch milliseconds, well inside Number's exact range.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -56,6 +57,7 @@ export function openPostgres(options: PostgresOptions): StoreHandle {
 
   return {
     ...createStore(db),
+    ...postgresPreparedReads(pool),
     dialect: 'postgres',
     migrate: () =>
       withClient(async (client) => {
