@@ -11,7 +11,12 @@ import {
 } from '../helpers/core.js';
 import { CORE_ENDPOINTS, send } from '../helpers/core-endpoints.js';
 import { createTestDatabase, describeEachDatabase } from '../helpers/databases.js';
-import { appOnStore, type StoreApp, withFailingAudit } from '../helpers/store-app.js';
+import {
+  appOnStore,
+  type StoreApp,
+  withFailingAudit,
+  withFlakyAuditFlush,
+} from '../helpers/store-app.js';
 
 /** API-DECISIONS 3 (Audit): every request presenting a token leaves a row; mutations atomically. */
 describeEachDatabase('audit log', (kind) => {
@@ -152,5 +157,33 @@ describeEachDatabase('mutation and audit row commit together', (kind) => {
         await healthy.deps.store.revokeIdentitySessions(identity.id, healthy.clock.now()),
       ).toBe(1);
     });
+  });
+});
+
+describeEachDatabase('buffered audit rows survive a failed flush', (kind) => {
+  it('keeps the rows of a refused flush and writes them, once, on the next', async () => {
+    const db = await createTestDatabase(kind);
+    const store = db.open();
+    await store.migrate();
+    const t = await appOnStore(withFlakyAuditFlush(store, 2), { SERVICE_AUDIT_FLUSH_MS: '600000' });
+    try {
+      const token = await t.token('identity_read');
+      await t.call('GET', '/v1/identities?username=first-lookup', token);
+      await t.deps.audit.flush(); // refused
+      await t.call('GET', '/v1/identities?username=second-lookup', token);
+      await t.deps.audit.flush(); // refused again
+      const lookups = async () =>
+        (await store.listAuditRecords(100))
+          .filter((row) => row.action === 'identity_lookup')
+          .map((row) => JSON.parse(row.details).username as string);
+      expect(await lookups()).toEqual([]);
+      await t.deps.audit.flush();
+      expect((await lookups()).sort()).toEqual(['first-lookup', 'second-lookup']);
+      await t.deps.audit.flush();
+      expect(await lookups()).toHaveLength(2);
+    } finally {
+      await t.close();
+      await db.drop();
+    }
   });
 });

@@ -73,6 +73,13 @@ onPostgres(`database outage [postgres]${pgSuffix}`, () => {
     const back = await read();
     expect(back.statusCode).toBe(200);
     expect(back.json().id).toBe(identityId);
+
+    // The refused requests were audited too: their rows waited for the database.
+    await t.deps.audit.flush();
+    const refused = (await t.deps.store.listAuditRecords(1000)).filter(
+      (row) => row.action === 'identity_read' && row.outcome === 'unavailable',
+    );
+    expect(refused).toHaveLength(4);
   });
 
   it('answers 503 (not 504) when connections hang unanswered (black-holed network)', async () => {

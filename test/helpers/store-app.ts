@@ -69,3 +69,21 @@ export function withFailingAudit(handle: StoreHandle): StoreHandle {
   });
   return { ...handle, ...wrap(handle) };
 }
+
+/**
+ * The same store, except that the first `failures` batch inserts of audit rows outside a
+ * transaction (the buffered read-path flushes) fail, as during a database outage.
+ */
+export function withFlakyAuditFlush(handle: StoreHandle, failures: number): StoreHandle {
+  let left = failures;
+  return {
+    ...handle,
+    async insertAuditRecords(records) {
+      if (left > 0) {
+        left -= 1;
+        throw new Error('database briefly unavailable (test)');
+      }
+      return handle.insertAuditRecords(records);
+    },
+  };
+}

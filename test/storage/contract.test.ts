@@ -201,6 +201,14 @@ describeEachDatabase('store contract', (kind) => {
       expect(latest).toEqual([rows[2], rows[1], rows[0]]);
       expect(await store.listAuditRecords(1)).toEqual([rows[2]]);
     });
+
+    it('is idempotent by id: a retried batch is not written twice', async () => {
+      const row = auditRow({ at: T0 + 10 });
+      await store.insertAuditRecords([row]);
+      await store.insertAuditRecords([row, auditRow({ at: T0 + 11 })]);
+      const all = await store.listAuditRecords(10_000);
+      expect(all.filter((entry) => entry.id === row.id)).toEqual([row]);
+    });
   });
 
   describe('rate limits', () => {

@@ -29,15 +29,21 @@ export function auditRecord(actor: Actor, event: AuditEvent, at: number): AuditR
   };
 }
 
+/** Rows kept in memory while the database cannot take them; beyond this the oldest go. */
+export const MAX_BUFFERED_AUDIT_ROWS = 10_000;
+
 /**
  * The audit trail. Mutations write their row inside their own transaction (`write`);
  * reads and refusals are buffered (`enqueue`) and flushed in batches off the request path.
  * Worst-case loss on a crash (not a graceful stop, which flushes) is one flush interval.
+ * A flush the database refuses (an outage) keeps its rows for the next one, up to
+ * MAX_BUFFERED_AUDIT_ROWS; inserts are idempotent by id, so a retried batch never doubles.
  */
 export class AuditLog {
   #buffer: AuditRecord[] = [];
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
+  #busy = false;
 
   constructor(
     private readonly store: AuditStore,
@@ -53,7 +59,7 @@ export class AuditLog {
 
   enqueue(actor: Actor, event: AuditEvent): void {
     this.#buffer.push(auditRecord(actor, event, this.clock.now()));
-    if (this.#buffer.length >= 500) void this.flush();
+    if (this.#buffer.length >= 500 && !this.#busy) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
   }
 
@@ -64,10 +70,17 @@ export class AuditLog {
     this.#buffer = [];
     this.#flushing = this.#flushing.then(async () => {
       if (batch.length === 0) return;
+      this.#busy = true;
       try {
         await this.store.insertAuditRecords(batch);
       } catch (error) {
-        this.onError(error, batch.length);
+        const kept = [...batch, ...this.#buffer];
+        const lost = Math.max(0, kept.length - MAX_BUFFERED_AUDIT_ROWS);
+        this.#buffer = kept.slice(lost);
+        this.onError(error, lost);
+        this.#timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
+      } finally {
+        this.#busy = false;
       }
     });
     return this.#flushing;
