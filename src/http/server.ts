@@ -39,6 +39,15 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
 
+  // Many clients send `Content-Type: application/json` with no body on body-less calls
+  // (revoke-sessions, logout). An empty body is then "no body"; routes that need one still
+  // answer 422 through their schema. Everything else keeps Fastify's safe JSON parser.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    return parseJson(request, body as string, done);
+  });
+
   app.decorateRequest('errorCode', null);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) =>

@@ -194,6 +194,19 @@ describeEachDatabase('sessions', (kind) => {
       expect((await verify(keep.token)).statusCode).toBe(200);
     });
 
+    it('accepts a JSON content type with an empty body (what many clients send)', async () => {
+      const identity = await createIdentity(t);
+      await createSession(t, identity.id);
+      const res = await t.inject({
+        method: 'POST',
+        url: `/v1/identities/${identity.id}/revoke-sessions`,
+        headers: { authorization: `Bearer ${revoke}`, 'content-type': 'application/json' },
+        payload: '',
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ revoked: 1 });
+    });
+
     it.each([UNKNOWN_ID, 'not-a-uuid'])('answers 404 for unknown identity %s', async (id) => {
       expectError(
         await t.call('POST', `/v1/identities/${id}/revoke-sessions`, revoke),
