@@ -38,11 +38,19 @@ export function sqlitePreparedReads(raw: BetterSqlite3.Database, fallback: Store
       }
     | undefined;
 
+  function translated<T>(work: () => T): T {
+    try {
+      return work();
+    } catch (error) {
+      throw translateSqliteError(error);
+    }
+  }
+
   function get<Row>(
     pick: (prepared: NonNullable<typeof statements>) => BetterSqlite3.Statement<[string], Row>,
     key: string,
   ): Row | undefined {
-    try {
+    return translated(() => {
       statements ??= {
         session: raw.prepare(sql.sessionOnlyByTokenHash),
         profile: raw.prepare(sql.profileById),
@@ -50,20 +58,26 @@ export function sqlitePreparedReads(raw: BetterSqlite3.Database, fallback: Store
         identity: raw.prepare(sql.identityById),
       };
       return pick(statements).get(key);
-    } catch (error) {
-      throw translateSqliteError(error);
-    }
+    });
   }
+
+  /**
+   * Two key lookups in one read transaction: one snapshot, like the join, but cheaper on
+   * SQLite (about 8.5 µs against 18 µs for the join and 10 µs for two autocommit reads,
+   * which each take and release the WAL read locks).
+   */
+  const sessionCheck = raw.transaction((tokenHash: string): SessionIdentityRow | undefined => {
+    const session = get((prepared) => prepared.session, tokenHash);
+    if (!session) return undefined;
+    const profile = get((prepared) => prepared.profile, session.identity_id);
+    return profile && { ...session, ...profile };
+  });
 
   return {
     async findSessionByTokenHash(tokenHash) {
       if (raw.inTransaction) return fallback.findSessionByTokenHash(tokenHash);
-      // Two lookups in the same synchronous turn; identities are never deleted, and a
-      // profile or state read a moment after the session is only fresher.
-      const session = get((prepared) => prepared.session, tokenHash);
-      if (!session) return undefined;
-      const profile = get((prepared) => prepared.profile, session.identity_id);
-      return profile && toSessionWithIdentity({ ...session, ...profile }, tokenHash);
+      const row = translated(() => sessionCheck(tokenHash));
+      return row && toSessionWithIdentity(row, tokenHash);
     },
     async findServiceTokenByHash(tokenHash) {
       if (raw.inTransaction) return fallback.findServiceTokenByHash(tokenHash);

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { StoreHandle } from '../../src/storage/store.js';
+import {
+  createTestDatabase,
+  describeEachDatabase,
+  type TestDatabase,
+} from '../helpers/databases.js';
+import { identityRow, serviceTokenRow, sessionRow, stored, T0 } from '../helpers/records.js';
+
+/**
+ * The session-check reads run as prepared statements outside Kysely (storage/sqlite and
+ * storage/postgres prepared-reads). They must answer exactly what the transaction's own
+ * (Kysely) store answers, see every committed change at once, and never see rows of a
+ * transaction that is still open.
+ */
+describeEachDatabase('prepared session-check reads', (kind) => {
+  let db: TestDatabase;
+  let store: StoreHandle;
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    store = db.open();
+    await store.migrate();
+  });
+  afterAll(async () => {
+    await store?.close();
+    await db?.drop();
+  });
+
+  it('return the same rows as the queries inside a transaction', async () => {
+    const identity = identityRow({ avatar_url: 'https://example.org/a.png' });
+    await store.insertIdentity(identity);
+    const session = sessionRow(identity.id, { authenticated_via: 'link' });
+    await store.insertSession(stored(session));
+    const service = serviceTokenRow();
+    await store.insertServiceToken(service);
+
+    const inside = await store.transaction(async (tx) => ({
+      session: await tx.findSessionByTokenHash(session.token_hash),
+      service: await tx.findServiceTokenByHash(service.token_hash),
+      identity: await tx.findIdentityById(identity.id),
+    }));
+    expect(await store.findSessionByTokenHash(session.token_hash)).toEqual(inside.session);
+    expect(await store.findServiceTokenByHash(service.token_hash)).toEqual(inside.service);
+    expect(await store.findIdentityById(identity.id)).toEqual(inside.identity);
+    expect(inside.session?.identity).toEqual({ ...identity, password_hash: null });
+    expect(await store.findSessionByTokenHash('unknown')).toBeUndefined();
+    expect(await store.findServiceTokenByHash('unknown')).toBeUndefined();
+    expect(await store.findIdentityById(identityRow().id)).toBeUndefined();
+  });
+
+  it('see a revocation and a disable on the very next read', async () => {
+    const identity = identityRow();
+    await store.insertIdentity(identity);
+    const session = sessionRow(identity.id);
+    await store.insertSession(stored(session));
+    expect((await store.findSessionByTokenHash(session.token_hash))?.session.revoked_at).toBe(
+      null,
+    );
+    await store.revokeSessionByTokenHash(session.token_hash, T0 + 1);
+    expect((await store.findSessionByTokenHash(session.token_hash))?.session.revoked_at).toBe(
+      T0 + 1,
+    );
+    await store.setIdentityState(identity.id, 'disabled', T0 + 2);
+    expect((await store.findSessionByTokenHash(session.token_hash))?.identity.state).toBe(
+      'disabled',
+    );
+    expect((await store.findIdentityById(identity.id))?.state).toBe('disabled');
+  });
+
+  it('never see the rows of a transaction that is still open', async () => {
+    const identity = identityRow();
+    const session = sessionRow(identity.id);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let inserted!: () => void;
+    const ready = new Promise<void>((resolve) => (inserted = resolve));
+    const transaction = store.transaction(async (tx) => {
+      await tx.insertIdentity(identity);
+      await tx.insertSession(stored(session));
+      inserted();
+      await held;
+      throw new Error('roll back');
+    });
+    await ready;
+    // Read while the transaction is open. On SQLite (one connection shared with Kysely) the
+    // read must not run inside that transaction; it waits for it or reads committed data.
+    const during = Promise.all([
+      store.findSessionByTokenHash(session.token_hash),
+      store.findIdentityById(identity.id),
+    ]);
+    release();
+    await expect(transaction).rejects.toThrow('roll back');
+    expect(await during).toEqual([undefined, undefined]);
+    expect(await store.findSessionByTokenHash(session.token_hash)).toBeUndefined();
+  });
+});
