@@ -53,9 +53,7 @@ describeEachDatabase('prepared session-check reads', (kind) => {
     await store.insertIdentity(identity);
     const session = sessionRow(identity.id);
     await store.insertSession(stored(session));
-    expect((await store.findSessionByTokenHash(session.token_hash))?.session.revoked_at).toBe(
-      null,
-    );
+    expect((await store.findSessionByTokenHash(session.token_hash))?.session.revoked_at).toBe(null);
     await store.revokeSessionByTokenHash(session.token_hash, T0 + 1);
     expect((await store.findSessionByTokenHash(session.token_hash))?.session.revoked_at).toBe(
       T0 + 1,
