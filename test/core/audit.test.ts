@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GRANTS } from '../../src/domain/service-tokens/service-token.js';
 import { newToken } from '../../src/lib/tokens.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import {
@@ -9,10 +8,12 @@ import {
   createSession,
   PASSWORD,
 } from '../helpers/core.js';
-import { CORE_ENDPOINTS, send } from '../helpers/core-endpoints.js';
-import { createTestDatabase, describeEachDatabase } from '../helpers/databases.js';
+import { CORE_ENDPOINTS, expectEachOutcomeAudited } from '../helpers/core-endpoints.js';
+import { createMigratedStore, describeEachDatabase } from '../helpers/databases.js';
 import {
   appOnStore,
+  type AppsSharingDatabase,
+  appsSharingDatabase,
   type StoreApp,
   withFailingAudit,
   withFlakyAuditFlush,
@@ -29,21 +30,7 @@ describeEachDatabase('audit log', (kind) => {
   it.each(CORE_ENDPOINTS)(
     '$name: allowed, forbidden and unauthenticated calls are all recorded',
     async (endpoint) => {
-      const allowed = await t.token(endpoint.grant);
-      const other = await t.token(GRANTS.find((grant) => grant !== endpoint.grant)!);
-      const services = await t.deps.store.listServiceTokens();
-      const [allowedId, otherId] = services.slice(-2).map((service) => service.id);
-      const before = (await auditEntries(t)).length;
-      expect((await send(t, await endpoint.request(t), allowed)).statusCode).toBe(endpoint.ok);
-      expect((await send(t, await endpoint.request(t), other)).statusCode).toBe(403);
-      expect((await send(t, await endpoint.request(t), newToken('service'))).statusCode).toBe(401);
-      expect((await send(t, await endpoint.request(t), null)).statusCode).toBe(401);
-      const rows = (await auditSince(t, before)).filter((row) => row.action === endpoint.action);
-      expect(rows.map((row) => [row.outcome, row.service_id])).toEqual([
-        ['ok', allowedId],
-        ['forbidden', otherId],
-        ['invalid_service_token', null],
-      ]);
+      const rows = await expectEachOutcomeAudited(t, endpoint);
       for (const row of rows) {
         expect(Date.parse(row.timestamp)).toBe(t.clock.now());
       }
@@ -96,22 +83,14 @@ describeEachDatabase('audit log', (kind) => {
 });
 
 describeEachDatabase('mutation and audit row commit together', (kind) => {
+  let apps: AppsSharingDatabase;
   let t: StoreApp;
-  let drop: () => Promise<void>;
   let healthy: TestApp;
   beforeAll(async () => {
-    const db = await createTestDatabase(kind);
-    drop = () => db.drop();
-    const store = db.open();
-    await store.migrate();
-    healthy = await createTestApp(kind, {}, db);
-    t = await appOnStore(withFailingAudit(store));
+    apps = await appsSharingDatabase(kind, withFailingAudit);
+    ({ healthy, altered: t } = apps);
   });
-  afterAll(async () => {
-    await t?.close();
-    await healthy?.close();
-    await drop?.();
-  });
+  afterAll(() => apps?.close());
 
   /** Tokens are created through the healthy app: creating one is itself an audited mutation. */
   const tokenFor = (grant: string) => healthy.token(grant);
@@ -162,9 +141,7 @@ describeEachDatabase('mutation and audit row commit together', (kind) => {
 
 describeEachDatabase('buffered audit rows survive a failed flush', (kind) => {
   it('keeps the rows of a refused flush and writes them, once, on the next', async () => {
-    const db = await createTestDatabase(kind);
-    const store = db.open();
-    await store.migrate();
+    const store = await createMigratedStore(kind);
     const t = await appOnStore(withFlakyAuditFlush(store, 2), { SERVICE_AUDIT_FLUSH_MS: '600000' });
     try {
       const token = await t.token('identity_read');
@@ -182,8 +159,7 @@ describeEachDatabase('buffered audit rows survive a failed flush', (kind) => {
       await t.deps.audit.flush();
       expect(await lookups()).toHaveLength(2);
     } finally {
-      await t.close();
-      await db.drop();
+      await t.close(); // closes the store, which drops its database
     }
   });
 });

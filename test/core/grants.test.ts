@@ -2,44 +2,36 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
 import { GRANTS } from '../../src/domain/service-tokens/service-token.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import {
-  auditSince,
-  badBearers,
-  createIdentity,
-  createSession,
-  expectError,
-  testActor,
-} from '../helpers/core.js';
+import { auditSince, createIdentity, expectError, testActor } from '../helpers/core.js';
 import { CORE_ENDPOINTS, send, sendWithHeader } from '../helpers/core-endpoints.js';
 import { describeEachDatabase } from '../helpers/databases.js';
+import {
+  createGrantTokens,
+  expectBadBearersRefused,
+  type GrantTokens,
+} from '../helpers/grant-tokens.js';
 
 /** SPEC.md 5.1 and 5.2: bearer authentication and the grant each core endpoint requires. */
 describeEachDatabase('service tokens and grants', (kind) => {
   let t: TestApp;
-  const single = new Map<string, string>();
-  let revoked = '';
-  let sessionToken = '';
+  let tokens: GrantTokens;
 
   beforeAll(async () => {
     t = await createTestApp(kind);
-    for (const grant of GRANTS) single.set(grant, await t.token(grant));
-    revoked = await t.token(...GRANTS);
-    const services = await t.deps.store.listServiceTokens();
-    await revokeServiceToken(t.deps, testActor, services.at(-1)!.id);
-    sessionToken = (await createSession(t, (await createIdentity(t)).id)).token;
+    tokens = await createGrantTokens(t);
   });
   afterAll(() => t?.close());
 
   describe.each(CORE_ENDPOINTS)('$name', (endpoint) => {
     it(`answers ${endpoint.ok} with grant ${endpoint.grant}`, async () => {
-      const res = await send(t, await endpoint.request(t), single.get(endpoint.grant)!);
+      const res = await send(t, await endpoint.request(t), tokens.only(endpoint.grant));
       expect(res.statusCode).toBe(endpoint.ok);
     });
 
     const others = GRANTS.filter((grant) => grant !== endpoint.grant);
     it.each(others)('answers 403 forbidden with only grant %s', async (grant) => {
       const before = (await auditSince(t, 0)).length;
-      const res = await send(t, await endpoint.request(t), single.get(grant)!);
+      const res = await send(t, await endpoint.request(t), tokens.only(grant));
       expectError(res, 403, 'forbidden');
       const rows = await auditSince(t, before);
       expect(rows.filter((row) => row.outcome === 'forbidden')).toEqual([
@@ -58,15 +50,8 @@ describeEachDatabase('service tokens and grants', (kind) => {
 
     it('answers 401 invalid_service_token for unusable bearers', async () => {
       const request = await endpoint.request(t);
-      const valid = single.get(endpoint.grant)!;
-      for (const [label, bearer] of badBearers(valid, revoked, sessionToken)) {
-        const res = await send(t, request, bearer);
-        expect({ label, status: res.statusCode, body: res.json() }).toEqual({
-          label,
-          status: 401,
-          body: { error: 'invalid_service_token' },
-        });
-      }
+      const valid = tokens.only(endpoint.grant);
+      await expectBadBearersRefused((bearer) => send(t, request, bearer), valid, tokens);
       for (const header of [`Basic ${valid}`, 'Bearer', '', `Token ${valid}`]) {
         const res = await sendWithHeader(t, request, header);
         expect({ header, status: res.statusCode, body: res.json() }).toEqual({
@@ -79,7 +64,7 @@ describeEachDatabase('service tokens and grants', (kind) => {
   });
 
   it('a refused caller changes nothing (forbidden register creates no identity)', async () => {
-    const res = await t.call('POST', '/v1/register', single.get('identity_write')!, {
+    const res = await t.call('POST', '/v1/register', tokens.only('identity_write'), {
       username: 'nobody-here',
       password: 'correct horse battery',
     });
@@ -115,7 +100,7 @@ describeEachDatabase('service tokens and grants', (kind) => {
     const res = await sendWithHeader(
       t,
       { method: 'GET', url: `/v1/identities/${identity.id}` },
-      `bearer ${single.get('identity_read')!}`,
+      `bearer ${tokens.only('identity_read')}`,
     );
     expect(res.statusCode).toBe(200);
   });

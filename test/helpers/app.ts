@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { type App, buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { type Config, loadConfig } from '../../src/config.js';
 import { createServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
 import {
   createArgon2Hasher,
@@ -23,12 +23,10 @@ export function testHasher(): Promise<PasswordHasher> {
   return fastHasher;
 }
 
-const silentLog = { warn: () => undefined, error: () => undefined };
+export const silentLog = { warn: () => undefined, error: () => undefined };
 
-export interface TestApp extends App {
-  db: TestDatabase;
-  clock: FakeClock;
-  inject(options: InjectOptions): Promise<LightMyRequestResponse>;
+/** The shortcuts every test app offers on top of the built app. */
+export interface AppShortcuts {
   /** A service token holding exactly these grants. */
   token(...grants: string[]): Promise<string>;
   /** Shorthand for a JSON request with a bearer token. */
@@ -40,6 +38,34 @@ export interface TestApp extends App {
   ): Promise<LightMyRequestResponse>;
 }
 
+export interface TestApp extends App, AppShortcuts {
+  db: TestDatabase;
+  clock: FakeClock;
+  inject(options: InjectOptions): Promise<LightMyRequestResponse>;
+}
+
+/** The configuration of a test app on `databaseUrl`: quiet, quick flushes, test pepper. */
+export function testConfig(databaseUrl: string, env: Record<string, string>): Config {
+  return loadConfig({
+    SERVICE_DATABASE_URL: databaseUrl,
+    SERVICE_PASSWORD_PEPPER: 'test-pepper',
+    SERVICE_LOG_LEVEL: 'silent',
+    SERVICE_AUDIT_FLUSH_MS: '5',
+    ...env,
+  });
+}
+
+/** `call` for `app`: injects a JSON request, with a bearer header when a token is given. */
+export function bearerCall(app: FastifyInstance): AppShortcuts['call'] {
+  return (method, url, token, body) =>
+    app.inject({
+      method,
+      url,
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      ...(body === undefined ? {} : { payload: body as object }),
+    });
+}
+
 /** A whole Tessera on a fresh database: real storage, real HTTP handling via inject. */
 export async function createTestApp(
   kind: DatabaseKind,
@@ -47,13 +73,7 @@ export async function createTestApp(
   existing?: TestDatabase,
 ): Promise<TestApp> {
   const db = existing ?? (await createTestDatabase(kind));
-  const config = loadConfig({
-    SERVICE_DATABASE_URL: db.databaseUrl,
-    SERVICE_PASSWORD_PEPPER: 'test-pepper',
-    SERVICE_LOG_LEVEL: 'silent',
-    SERVICE_AUDIT_FLUSH_MS: '5',
-    ...env,
-  });
+  const config = testConfig(db.databaseUrl, env);
   const clock = new FakeClock();
   const store = db.open({ timeoutMs: config.dbTimeoutMs });
   await store.migrate();
@@ -74,14 +94,7 @@ export async function createTestApp(
       );
       return created.token;
     },
-    call(method, url, token, body) {
-      return app.inject({
-        method,
-        url,
-        headers: token ? { authorization: `Bearer ${token}` } : {},
-        ...(body === undefined ? {} : { payload: body as object }),
-      });
-    },
+    call: bearerCall(app),
     async close() {
       await built.close();
       if (!existing) await db.drop();

@@ -1,6 +1,17 @@
 import type { InjectOptions } from 'fastify';
+import { expect } from 'vitest';
+import type { AuditEntry } from '../../src/domain/audit/audit.js';
+import { GRANTS } from '../../src/domain/service-tokens/service-token.js';
+import { newToken } from '../../src/lib/tokens.js';
 import type { TestApp } from './app.js';
-import { createIdentity, createSession, PASSWORD, uniqueName } from './core.js';
+import {
+  auditEntries,
+  auditSince,
+  createIdentity,
+  createSession,
+  PASSWORD,
+  uniqueName,
+} from './core.js';
 
 export interface CoreRequest {
   method: InjectOptions['method'];
@@ -150,4 +161,31 @@ export function sendWithHeader(t: TestApp, request: CoreRequest, authorization: 
     headers: { authorization },
     ...(request.body === undefined ? {} : { payload: request.body as object }),
   });
+}
+
+/**
+ * Calls `endpoint` allowed, forbidden, with an unknown token and with none; asserts the
+ * audit rows of its action that this leaves (ok, forbidden, invalid_service_token: the
+ * tokenless call leaves none) and returns them.
+ */
+export async function expectEachOutcomeAudited(
+  t: TestApp,
+  endpoint: CoreEndpoint,
+): Promise<AuditEntry[]> {
+  const allowed = await t.token(endpoint.grant);
+  const other = await t.token(GRANTS.find((grant) => grant !== endpoint.grant)!);
+  const services = await t.deps.store.listServiceTokens();
+  const [allowedId, otherId] = services.slice(-2).map((service) => service.id);
+  const before = (await auditEntries(t)).length;
+  expect((await send(t, await endpoint.request(t), allowed)).statusCode).toBe(endpoint.ok);
+  expect((await send(t, await endpoint.request(t), other)).statusCode).toBe(403);
+  expect((await send(t, await endpoint.request(t), newToken('service'))).statusCode).toBe(401);
+  expect((await send(t, await endpoint.request(t), null)).statusCode).toBe(401);
+  const rows = (await auditSince(t, before)).filter((row) => row.action === endpoint.action);
+  expect(rows.map((row) => [row.outcome, row.service_id])).toEqual([
+    ['ok', allowedId],
+    ['forbidden', otherId],
+    ['invalid_service_token', null],
+  ]);
+  return rows;
 }

@@ -88,3 +88,17 @@ export async function createTestDatabase(kind: DatabaseKind): Promise<TestDataba
     },
   };
 }
+
+/** A migrated store on a fresh database of `kind`; closing it also drops the database. */
+export async function createMigratedStore(kind: DatabaseKind): Promise<StoreHandle> {
+  const db = await createTestDatabase(kind);
+  const store = db.open();
+  await store.migrate();
+  return {
+    ...store,
+    async close() {
+      await store.close();
+      await db.drop();
+    },
+  };
+}

@@ -1,22 +1,22 @@
-import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { type App, buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
 import { createServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
 import type { Store } from '../../src/domain/store.js';
 import type { StoreHandle } from '../../src/storage/store.js';
-import { testHasher } from './app.js';
+import {
+  type AppShortcuts,
+  bearerCall,
+  createTestApp,
+  silentLog,
+  type TestApp,
+  testConfig,
+  testHasher,
+} from './app.js';
 import { FakeClock } from './clock.js';
 import { testActor, uniqueName } from './core.js';
+import { createTestDatabase, type DatabaseKind } from './databases.js';
 
-export interface StoreApp extends App {
+export interface StoreApp extends App, AppShortcuts {
   clock: FakeClock;
-  token(...grants: string[]): Promise<string>;
-  call(
-    method: InjectOptions['method'],
-    url: string,
-    token: string | null,
-    body?: unknown,
-  ): Promise<LightMyRequestResponse>;
 }
 
 /**
@@ -27,16 +27,10 @@ export async function appOnStore(
   store: StoreHandle,
   env: Record<string, string> = {},
 ): Promise<StoreApp> {
-  const config = loadConfig({
-    SERVICE_DATABASE_URL: store.dialect === 'postgres' ? 'postgres://unused' : ':memory:',
-    SERVICE_PASSWORD_PEPPER: 'test-pepper',
-    SERVICE_LOG_LEVEL: 'silent',
-    SERVICE_AUDIT_FLUSH_MS: '5',
-    ...env,
-  });
+  const databaseUrl = store.dialect === 'postgres' ? 'postgres://unused' : ':memory:';
+  const config = testConfig(databaseUrl, env);
   const clock = new FakeClock();
-  const silent = { warn: () => undefined, error: () => undefined };
-  const built = await buildApp(config, { store, clock, hasher: await testHasher() }, silent);
+  const built = await buildApp(config, { store, clock, hasher: await testHasher() }, silentLog);
   return {
     ...built,
     clock,
@@ -44,13 +38,34 @@ export async function appOnStore(
       const name = uniqueName('svc');
       return (await createServiceToken(built.deps, testActor, { name, grants })).token;
     },
-    call(method, url, token, body) {
-      return built.app.inject({
-        method,
-        url,
-        headers: token ? { authorization: `Bearer ${token}` } : {},
-        ...(body === undefined ? {} : { payload: body as object }),
-      });
+    call: bearerCall(built.app),
+  };
+}
+
+/** Two apps on one fresh database: a normal one, and one whose store `alter` wrapped. */
+export interface AppsSharingDatabase {
+  healthy: TestApp;
+  altered: StoreApp;
+  /** Closes both apps, then drops the database. */
+  close(): Promise<void>;
+}
+
+export async function appsSharingDatabase(
+  kind: DatabaseKind,
+  alter: (store: StoreHandle) => StoreHandle,
+): Promise<AppsSharingDatabase> {
+  const db = await createTestDatabase(kind);
+  const store = db.open();
+  await store.migrate();
+  const healthy = await createTestApp(kind, {}, db);
+  const altered = await appOnStore(alter(store));
+  return {
+    healthy,
+    altered,
+    async close() {
+      await altered.close();
+      await healthy.close();
+      await db.drop();
     },
   };
 }

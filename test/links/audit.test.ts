@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setIdentityState } from '../../src/domain/identities/identity-service.js';
-import { GRANTS } from '../../src/domain/service-tokens/service-token.js';
-import { newToken } from '../../src/lib/tokens.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import {
   auditEntries,
@@ -10,9 +8,14 @@ import {
   testActor,
   uniqueName,
 } from '../helpers/core.js';
-import { send } from '../helpers/core-endpoints.js';
-import { createTestDatabase, describeEachDatabase } from '../helpers/databases.js';
-import { appOnStore, type StoreApp, withFailingAudit } from '../helpers/store-app.js';
+import { expectEachOutcomeAudited } from '../helpers/core-endpoints.js';
+import { describeEachDatabase } from '../helpers/databases.js';
+import {
+  type AppsSharingDatabase,
+  appsSharingDatabase,
+  type StoreApp,
+  withFailingAudit,
+} from '../helpers/store-app.js';
 import { LINK_ENDPOINTS, insertLink } from './endpoints.js';
 import { attach, countRows, detach, newPair, newSeed, signIn } from './helpers.js';
 
@@ -45,22 +48,7 @@ describeEachDatabase('link audit', (kind) => {
   it.each(LINK_ENDPOINTS)(
     '$name: allowed, forbidden and unauthenticated calls are all recorded',
     async (endpoint) => {
-      const allowed = await t.token(endpoint.grant);
-      const other = await t.token(GRANTS.find((grant) => grant !== endpoint.grant)!);
-      const [allowedId, otherId] = (await t.deps.store.listServiceTokens())
-        .slice(-2)
-        .map((service) => service.id);
-      const before = (await auditEntries(t)).length;
-      expect((await send(t, await endpoint.request(t), allowed)).statusCode).toBe(endpoint.ok);
-      expect((await send(t, await endpoint.request(t), other)).statusCode).toBe(403);
-      expect((await send(t, await endpoint.request(t), newToken('service'))).statusCode).toBe(401);
-      expect((await send(t, await endpoint.request(t), null)).statusCode).toBe(401);
-      const rows = (await auditSince(t, before)).filter((row) => row.action === endpoint.action);
-      expect(rows.map((row) => [row.outcome, row.service_id])).toEqual([
-        ['ok', allowedId],
-        ['forbidden', otherId],
-        ['invalid_service_token', null],
-      ]);
+      await expectEachOutcomeAudited(t, endpoint);
     },
   );
 
@@ -180,22 +168,14 @@ describeEachDatabase('link audit', (kind) => {
 
 /** Identity, link, session and audit row commit in one transaction, or none of them does. */
 describeEachDatabase('link mutations and their audit row commit together', (kind) => {
+  let apps: AppsSharingDatabase;
   let t: StoreApp;
   let healthy: TestApp;
-  let drop: () => Promise<void>;
   beforeAll(async () => {
-    const db = await createTestDatabase(kind);
-    drop = () => db.drop();
-    const store = db.open();
-    await store.migrate();
-    healthy = await createTestApp(kind, {}, db);
-    t = await appOnStore(withFailingAudit(store));
+    apps = await appsSharingDatabase(kind, withFailingAudit);
+    ({ healthy, altered: t } = apps);
   });
-  afterAll(async () => {
-    await t?.close();
-    await healthy?.close();
-    await drop?.();
-  });
+  afterAll(() => apps?.close());
 
   const snapshot = () =>
     Promise.all(

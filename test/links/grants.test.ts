@@ -1,34 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
 import { GRANTS } from '../../src/domain/service-tokens/service-token.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import {
-  auditSince,
-  badBearers,
-  createIdentity,
-  createSession,
-  expectError,
-  testActor,
-} from '../helpers/core.js';
+import { auditSince, expectError } from '../helpers/core.js';
 import { type CoreRequest, send, sendWithHeader } from '../helpers/core-endpoints.js';
 import { describeEachDatabase } from '../helpers/databases.js';
+import {
+  createGrantTokens,
+  expectBadBearersRefused,
+  type GrantTokens,
+} from '../helpers/grant-tokens.js';
 import { countRows } from './helpers.js';
 import { LINK_ENDPOINTS } from './endpoints.js';
 
 /** SPEC.md 5.1 and 5.2 for the link endpoints: each grant against each endpoint. */
 describeEachDatabase('link endpoint grants', (kind) => {
   let t: TestApp;
-  const single = new Map<string, string>();
-  let revoked = '';
-  let sessionToken = '';
+  let tokens: GrantTokens;
 
   beforeAll(async () => {
     t = await createTestApp(kind);
-    for (const grant of GRANTS) single.set(grant, await t.token(grant));
-    revoked = await t.token(...GRANTS);
-    const services = await t.deps.store.listServiceTokens();
-    await revokeServiceToken(t.deps, testActor, services.at(-1)!.id);
-    sessionToken = (await createSession(t, (await createIdentity(t)).id)).token;
+    tokens = await createGrantTokens(t);
   });
   afterAll(() => t?.close());
 
@@ -40,7 +31,7 @@ describeEachDatabase('link endpoint grants', (kind) => {
 
   describe.each(LINK_ENDPOINTS)('$name', (endpoint) => {
     it(`answers ${endpoint.ok} with only grant ${endpoint.grant}`, async () => {
-      const res = await send(t, await endpoint.request(t), single.get(endpoint.grant)!);
+      const res = await send(t, await endpoint.request(t), tokens.only(endpoint.grant));
       expect(res.statusCode).toBe(endpoint.ok);
     });
 
@@ -49,7 +40,7 @@ describeEachDatabase('link endpoint grants', (kind) => {
       const request = await endpoint.request(t);
       const before = await snapshot();
       const audited = (await auditSince(t, 0)).length;
-      expectError(await send(t, request, single.get(grant)!), 403, 'forbidden');
+      expectError(await send(t, request, tokens.only(grant)), 403, 'forbidden');
       expect(await snapshot()).toEqual(before);
       const rows = await auditSince(t, audited);
       expect(rows.filter((row) => row.outcome === 'forbidden')).toEqual([
@@ -68,15 +59,8 @@ describeEachDatabase('link endpoint grants', (kind) => {
 
     it('answers 401 invalid_service_token for unusable bearers', async () => {
       const request = await endpoint.request(t);
-      const valid = single.get(endpoint.grant)!;
-      for (const [label, bearer] of badBearers(valid, revoked, sessionToken)) {
-        const res = await send(t, request, bearer);
-        expect({ label, status: res.statusCode, body: res.json() }).toEqual({
-          label,
-          status: 401,
-          body: { error: 'invalid_service_token' },
-        });
-      }
+      const valid = tokens.only(endpoint.grant);
+      await expectBadBearersRefused((bearer) => send(t, request, bearer), valid, tokens);
       for (const header of [`Basic ${valid}`, 'Bearer', '']) {
         expectError(await sendWithHeader(t, request, header), 401, 'invalid_service_token');
       }
@@ -95,15 +79,15 @@ describeEachDatabase('link endpoint grants', (kind) => {
 
     it('sign-in needs no external_link, and external_link does not sign in', async () => {
       const [signIn] = await requests();
-      expect((await send(t, signIn!, single.get('external_auth')!)).statusCode).toBe(201);
+      expect((await send(t, signIn!, tokens.only('external_auth'))).statusCode).toBe(201);
       const [another] = await requests();
-      expectError(await send(t, another!, single.get('external_link')!), 403, 'forbidden');
+      expectError(await send(t, another!, tokens.only('external_link')), 403, 'forbidden');
     });
 
     it('external_auth alone can neither attach, detach nor list', async () => {
       const [, attach, list, detach] = await requests();
       for (const request of [attach, list, detach] as CoreRequest[]) {
-        expectError(await send(t, request, single.get('external_auth')!), 403, 'forbidden');
+        expectError(await send(t, request, tokens.only('external_auth')), 403, 'forbidden');
       }
     });
   });
@@ -123,7 +107,7 @@ describeEachDatabase('link endpoint grants', (kind) => {
       method: 'POST',
       url: '/v1/authenticate/link',
       headers: {
-        authorization: `Bearer ${single.get('external_auth')!}`,
+        authorization: `Bearer ${tokens.only('external_auth')}`,
         'content-type': 'application/x-www-form-urlencoded',
       },
       payload: 'provider=p&subject=s',

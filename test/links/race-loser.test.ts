@@ -1,10 +1,14 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { setIdentityState } from '../../src/domain/identities/identity-service.js';
 import type { StoreHandle } from '../../src/storage/store.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { createIdentity, expectError, expectValidation, testActor } from '../helpers/core.js';
-import { createTestDatabase, describeEachDatabase } from '../helpers/databases.js';
-import { appOnStore, type StoreApp } from '../helpers/store-app.js';
+import { describeEachDatabase } from '../helpers/databases.js';
+import {
+  type AppsSharingDatabase,
+  appsSharingDatabase,
+  type StoreApp,
+} from '../helpers/store-app.js';
 import { countRows, newPair, newSeed } from './helpers.js';
 
 /**
@@ -24,25 +28,17 @@ function staleFirstLookup(handle: StoreHandle, stale: Set<string>): StoreHandle 
  * time the loser's create transaction runs, so its inserts hit the constraints.
  */
 describeEachDatabase('link sign-in that loses the race', (kind) => {
+  let apps: AppsSharingDatabase;
   let healthy: TestApp;
   let racer: StoreApp;
   let auth: string;
-  let drop: () => Promise<void>;
   const stale = new Set<string>();
   beforeAll(async () => {
-    const db = await createTestDatabase(kind);
-    drop = () => db.drop();
-    const store = db.open();
-    await store.migrate();
-    healthy = await createTestApp(kind, {}, db);
-    racer = await appOnStore(staleFirstLookup(store, stale));
+    apps = await appsSharingDatabase(kind, (store) => staleFirstLookup(store, stale));
+    ({ healthy, altered: racer } = apps);
     auth = await healthy.token('external_auth');
   });
-  afterAll(async () => {
-    await racer?.close();
-    await healthy?.close();
-    await drop?.();
-  });
+  afterAll(() => apps?.close());
 
   /** Links the pair through a normal sign-in and returns the winner's identity id. */
   async function win(pair: { provider: string; subject: string }, seed = newSeed()) {

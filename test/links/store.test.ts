@@ -1,26 +1,16 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { UniqueViolation } from '../../src/storage/errors.js';
 import type { StoreHandle } from '../../src/storage/store.js';
-import {
-  createTestDatabase,
-  describeEachDatabase,
-  type TestDatabase,
-} from '../helpers/databases.js';
+import { createMigratedStore, describeEachDatabase } from '../helpers/databases.js';
 import { identityRow, linkRow, T0 } from '../helpers/records.js';
 
 /** The LinkStore contract, identical on both adapters. */
 describeEachDatabase('link store', (kind) => {
-  let db: TestDatabase;
   let store: StoreHandle;
   beforeAll(async () => {
-    db = await createTestDatabase(kind);
-    store = db.open();
-    await store.migrate();
+    store = await createMigratedStore(kind);
   });
-  afterAll(async () => {
-    await store?.close();
-    await db?.drop();
-  });
+  afterAll(() => store?.close());
 
   async function identities(n: number): Promise<string[]> {
     const rows = Array.from({ length: n }, () => identityRow());

@@ -1,11 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UniqueViolation } from '../../src/storage/errors.js';
 import type { StoreHandle } from '../../src/storage/store.js';
-import {
-  createTestDatabase,
-  describeEachDatabase,
-  type TestDatabase,
-} from '../helpers/databases.js';
+import { createMigratedStore, describeEachDatabase } from '../helpers/databases.js';
 import {
   auditRow,
   flowRow,
@@ -21,17 +17,11 @@ const HOUR = 3_600_000;
 
 /** One contract, both adapters: every method of the core store interfaces, on StoreHandle. */
 describeEachDatabase('store contract', (kind) => {
-  let db: TestDatabase;
   let store: StoreHandle;
   beforeAll(async () => {
-    db = await createTestDatabase(kind);
-    store = db.open();
-    await store.migrate();
+    store = await createMigratedStore(kind);
   });
-  afterAll(async () => {
-    await store?.close();
-    await db?.drop();
-  });
+  afterAll(() => store?.close());
 
   it('reports its dialect and answers ping', async () => {
     expect(store.dialect).toBe(kind);

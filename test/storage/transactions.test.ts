@@ -6,6 +6,7 @@ import { UniqueViolation } from '../../src/storage/errors.js';
 import { migrations } from '../../src/storage/migrations.js';
 import type { StoreHandle } from '../../src/storage/store.js';
 import {
+  createMigratedStore,
   createTestDatabase,
   describeEachDatabase,
   type TestDatabase,
@@ -16,17 +17,11 @@ const run = promisify(execFile);
 const ALL = migrations.map((migration) => migration.id);
 
 describeEachDatabase('store transactions', (kind) => {
-  let db: TestDatabase;
   let store: StoreHandle;
   beforeAll(async () => {
-    db = await createTestDatabase(kind);
-    store = db.open();
-    await store.migrate();
+    store = await createMigratedStore(kind);
   });
-  afterAll(async () => {
-    await store?.close();
-    await db?.drop();
-  });
+  afterAll(() => store?.close());
 
   /** Writes one row of each core kind through `tx`; returns how to find them again. */
   async function writeAll(tx: Store) {
