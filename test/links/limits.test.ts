@@ -46,6 +46,17 @@ describeEachDatabase('link key limits', (kind) => {
   });
   afterAll(() => t?.close());
 
+  /** Sign-in, attach (to a new identity) and detach each refuse `pair` with 422 `message`. */
+  async function expectRefusedEverywhere(
+    pair: { provider: string; subject: string },
+    message: string,
+  ) {
+    const identity = await createIdentity(t);
+    expectValidation(await signIn(t, auth, { ...pair, seed: newSeed() }), message);
+    expectValidation(await attach(t, link, identity.id, pair), message);
+    expectValidation(await detach(t, link, identity.id, pair), message);
+  }
+
   describe.each(['provider', 'subject'] as const)('%s', (field) => {
     it.each(FITS)('accepts %s on sign-in, attach, list and detach', async (_label, value) => {
       const signedIn = await signIn(t, auth, { ...pairWith(field, value), seed: newSeed() });
@@ -63,32 +74,20 @@ describeEachDatabase('link key limits', (kind) => {
 
     it.each(TOO_LONG)('refuses %s with 422 on every endpoint', async (_label, value, bytes) => {
       const message = `${field} must be 1-255 bytes of UTF-8 (it is ${bytes} bytes)`;
-      const identity = await createIdentity(t);
       const links = await countRows(t.db, 'links');
-      const pair = pairWith(field, value);
-      expectValidation(await signIn(t, auth, { ...pair, seed: newSeed() }), message);
-      expectValidation(await attach(t, link, identity.id, pair), message);
-      expectValidation(await detach(t, link, identity.id, pair), message);
+      await expectRefusedEverywhere(pairWith(field, value), message);
       expect(await countRows(t.db, 'links')).toBe(links);
     });
 
     it('refuses an empty string with 422 on every endpoint', async () => {
       const message = `${field} must be 1-255 bytes of UTF-8 (it is 0 bytes)`;
-      const identity = await createIdentity(t);
-      const pair = pairWith(field, '');
-      expectValidation(await signIn(t, auth, { ...pair, seed: newSeed() }), message);
-      expectValidation(await attach(t, link, identity.id, pair), message);
-      expectValidation(await detach(t, link, identity.id, pair), message);
+      await expectRefusedEverywhere(pairWith(field, ''), message);
     });
 
     it.each(NOT_TEXT)('refuses %s with 422 on every endpoint', async (_label, value) => {
       const message = `${field} must be valid UTF-8 text without NUL characters`;
-      const identity = await createIdentity(t);
       const links = await countRows(t.db, 'links');
-      const pair = pairWith(field, value);
-      expectValidation(await signIn(t, auth, { ...pair, seed: newSeed() }), message);
-      expectValidation(await attach(t, link, identity.id, pair), message);
-      expectValidation(await detach(t, link, identity.id, pair), message);
+      await expectRefusedEverywhere(pairWith(field, value), message);
       expect(await countRows(t.db, 'links')).toBe(links);
     });
   });
