@@ -205,7 +205,7 @@ async function runScenario(
   workDir: string,
 ): Promise<ScenarioResult> {
   const servicePort = await freePort();
-  const profiling = options.profile && (scenario === 'whoami' || scenario === 'verify');
+  const profiling = options.profile;
   const profileName = `${db.label.replace(' ', '-')}-${scenario}.cpuprofile`;
   if (profiling) {
     mkdirSync(PROFILES, { recursive: true });
