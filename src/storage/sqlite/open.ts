@@ -8,6 +8,7 @@ import { createStore, type StoreHandle } from '../store.js';
 import { translateDriverErrors } from '../translate-driver.js';
 import { translateSqliteError } from './errors.js';
 import { sqlitePreparedReads } from './prepared-reads.js';
+import { withStatementCache } from './statement-cache.js';
 
 export interface SqliteOptions {
   /** A file path, or `:memory:` for tests. */
@@ -24,7 +25,10 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
   raw.pragma('foreign_keys = ON');
   raw.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs))}`);
   const db = new Kysely<Database>({
-    dialect: translateDriverErrors(new SqliteDialect({ database: raw }), translateSqliteError),
+    dialect: translateDriverErrors(
+      new SqliteDialect({ database: withStatementCache(raw) }),
+      translateSqliteError,
+    ),
   });
   const store = createStore(db);
   return {
