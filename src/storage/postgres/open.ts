@@ -4,6 +4,7 @@ import { migrations } from '../migrations.js';
 import type { Database } from '../schema.js';
 import { createStore, type StoreHandle } from '../store.js';
 import { translateDriverErrors } from '../translate-driver.js';
+import { postgresAuditBatch } from './audit-batch.js';
 import { translatePostgresError } from './errors.js';
 import { postgresPreparedReads } from './prepared-reads.js';
 
@@ -58,6 +59,7 @@ export function openPostgres(options: PostgresOptions): StoreHandle {
   return {
     ...createStore(db),
     ...postgresPreparedReads(pool),
+    ...postgresAuditBatch(pool),
     dialect: 'postgres',
     migrate: () =>
       withClient(async (client) => {

@@ -6,6 +6,7 @@ import { migrations } from '../migrations.js';
 import type { Database } from '../schema.js';
 import { createStore, type StoreHandle } from '../store.js';
 import { translateDriverErrors } from '../translate-driver.js';
+import { sqliteAuditBatch } from './audit-batch.js';
 import { translateSqliteError } from './errors.js';
 import { sqlitePreparedReads } from './prepared-reads.js';
 import { withStatementCache } from './statement-cache.js';
@@ -34,6 +35,7 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
   return {
     ...store,
     ...sqlitePreparedReads(raw, store),
+    ...sqliteAuditBatch(raw, store),
     dialect: 'sqlite',
     async migrate() {
       try {

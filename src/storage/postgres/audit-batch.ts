@@ -1,0 +1,41 @@
+import type pg from 'pg';
+import type { AuditRecord } from '../../domain/audit/audit.js';
+import type { Store } from '../../domain/store.js';
+import { translatePostgresError } from './errors.js';
+
+const COLUMN_TYPES = {
+  id: 'text',
+  at: 'bigint',
+  action: 'text',
+  service_name: 'text',
+  service_id: 'text',
+  target_identity: 'text',
+  outcome: 'text',
+  details: 'text',
+} satisfies Record<keyof AuditRecord, string>;
+const COLUMNS = Object.keys(COLUMN_TYPES) as (keyof AuditRecord)[];
+
+const INSERT = `INSERT INTO audit_log (${COLUMNS.join(', ')}) SELECT * FROM unnest(${COLUMNS.map(
+  (column, k) => `$${k + 1}::${COLUMN_TYPES[column]}[]`,
+).join(', ')}) ON CONFLICT (id) DO NOTHING`;
+
+/**
+ * The buffered audit flush as one named prepared statement whatever the batch size: each
+ * column travels as one array parameter, so PostgreSQL plans it once per connection and no
+ * Kysely insert of up to 500 rows is built and compiled per batch. Idempotent by id, like
+ * the Kysely insert (a retried batch is not written twice). Rows written inside a
+ * mutation's transaction still go through that transaction's store.
+ */
+export function postgresAuditBatch(pool: pg.Pool): Pick<Store, 'insertAuditRecords'> {
+  return {
+    async insertAuditRecords(records) {
+      if (records.length === 0) return;
+      const values = COLUMNS.map((column) => records.map((record) => record[column]));
+      try {
+        await pool.query({ name: 'tessera_audit_batch', text: INSERT, values });
+      } catch (error) {
+        throw translatePostgresError(error);
+      }
+    },
+  };
+}

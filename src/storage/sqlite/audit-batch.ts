@@ -1,0 +1,63 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { AuditRecord } from '../../domain/audit/audit.js';
+import type { Store } from '../../domain/store.js';
+import { translateSqliteError } from './errors.js';
+
+const COLUMNS = Object.keys({
+  id: true,
+  at: true,
+  action: true,
+  service_name: true,
+  service_id: true,
+  target_identity: true,
+  outcome: true,
+  details: true,
+} satisfies Record<keyof AuditRecord, true>) as (keyof AuditRecord)[];
+
+/** Rows per multi-row INSERT; the rest of a batch goes row by row. */
+const CHUNK = 50;
+
+function insertSql(rows: number): string {
+  const tuple = `(${COLUMNS.map(() => '?').join(', ')})`;
+  // Idempotent by id, like the Kysely insert: a batch retried after an ambiguous failure
+  // is not written twice.
+  return `INSERT INTO audit_log (${COLUMNS.join(', ')}) VALUES ${Array(rows).fill(tuple).join(', ')} ON CONFLICT (id) DO NOTHING`;
+}
+
+/**
+ * The buffered audit flush (read-path rows written in batches off the request path) with
+ * two statements prepared once, in one IMMEDIATE transaction, instead of a Kysely insert
+ * built, compiled and prepared anew for every batch of up to 500 rows. Rows written inside
+ * a mutation's transaction still go through that transaction's store. While one of
+ * Kysely's transactions holds the connection, the batch goes through Kysely and waits.
+ */
+export function sqliteAuditBatch(
+  raw: BetterSqlite3.Database,
+  fallback: Store,
+): Pick<Store, 'insertAuditRecords'> {
+  let statements: { chunk: BetterSqlite3.Statement; single: BetterSqlite3.Statement } | undefined;
+  const insertAll = raw.transaction((records: AuditRecord[]) => {
+    statements ??= { chunk: raw.prepare(insertSql(CHUNK)), single: raw.prepare(insertSql(1)) };
+    let next = 0;
+    for (; next + CHUNK <= records.length; next += CHUNK) {
+      statements.chunk.run(
+        records.slice(next, next + CHUNK).flatMap((record) => COLUMNS.map((c) => record[c])),
+      );
+    }
+    for (; next < records.length; next++) {
+      const record = records[next]!;
+      statements.single.run(COLUMNS.map((c) => record[c]));
+    }
+  });
+  return {
+    async insertAuditRecords(records) {
+      if (records.length === 0) return;
+      if (raw.inTransaction) return fallback.insertAuditRecords(records);
+      try {
+        insertAll.immediate(records);
+      } catch (error) {
+        throw translateSqliteError(error);
+      }
+    },
+  };
+}
