@@ -24,6 +24,7 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
+    amount?: number;
     timeout?: number;
     pipelining?: number;
     requests?: RequestStep[];

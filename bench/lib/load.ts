@@ -24,6 +24,8 @@ export interface LoadSpec {
   scenario: ScenarioName;
   connections: number;
   durationSec: number;
+  /** Stop after this many requests instead of after `durationSec` (warm-up passes). */
+  amount?: number;
   dataFile: string;
 }
 
@@ -208,7 +210,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
       {
         url: spec.url,
         connections: spec.connections,
-        duration: spec.durationSec,
+        ...(spec.amount ? { amount: spec.amount } : { duration: spec.durationSec }),
         timeout: 30,
         requests,
       },

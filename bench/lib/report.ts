@@ -108,14 +108,14 @@ export function markdown(report: BenchReport): string {
     '',
   );
   lines.push(
-    '| database | scenario | conns | service | p50 ms | p99 ms | CPU µs/op | peak RSS MB | reference | ref p99 ms | ref CPU µs/op | ratio | targets |',
-    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
+    '| database | scenario | conns | service | p50 ms | p99 ms | CPU µs/op | peak RSS MB | reference | ref p99 ms | ref CPU µs/op | ref RSS MB | ratio | targets |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
   );
   for (const result of report.results) {
     const name = `${result.scenario}: ${DESCRIPTION[result.scenario]}`;
     if (result.status !== 'ok') {
       lines.push(
-        `| ${result.db} | ${name} | | ${result.status}: ${result.note ?? ''} | | | | | | | | | |`,
+        `| ${result.db} | ${name} | | ${result.status}: ${result.note ?? ''} | | | | | | | | | | |`,
       );
       continue;
     }
@@ -135,12 +135,12 @@ export function markdown(report: BenchReport): string {
       .map((target) => `${target.pass ? '✅' : '❌'} ${target.text}`)
       .join('<br>');
     lines.push(
-      `| ${result.db} | ${name} | ${result.connections ?? ''} | ${fmt(service.opsPerSec, digits)} ${UNIT[result.scenario]} | ${ms(service.p50)} | ${ms(service.p99)} | ${fmt(service.cpuUsPerOp)} | ${fmt(service.memory?.hwmMb, 0)} | ${refName} | ${reference?.kind === 'floor' ? ms(reference.p99) : '–'} | ${fmt(reference?.cpuUsPerOp)} | ${result.ratio === undefined ? '–' : fmt(result.ratio, 2)} | ${targets}${issue ? `<br>⚠️ ${issue}` : ''} |`,
+      `| ${result.db} | ${name} | ${result.connections ?? ''} | ${fmt(service.opsPerSec, digits)} ${UNIT[result.scenario]} | ${ms(service.p50)} | ${ms(service.p99)} | ${fmt(service.cpuUsPerOp)} | ${fmt(service.memory?.hwmMb, 0)} | ${refName} | ${reference?.kind === 'floor' ? ms(reference.p99) : '–'} | ${fmt(reference?.cpuUsPerOp)} | ${fmt(reference?.memory?.hwmMb)} | ${result.ratio === undefined ? '–' : fmt(result.ratio, 2)} | ${targets}${issue ? `<br>⚠️ ${issue}` : ''} |`,
     );
   }
   lines.push('');
   lines.push(
-    'Per-round figures (service / reference, in the order they ran, A/B alternating):',
+    'Per-pair figures (service / reference per second; pairs run A B, then B A, alternately):',
     '',
   );
   for (const result of report.results) {
