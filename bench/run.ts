@@ -359,6 +359,7 @@ async function main(): Promise<void> {
     'Each session scenario rotates over 10,000 distinct valid tokens (verify/whoami) or 2,000 identity ids; small database: 2,000 identities, 10,000 sessions. Before measuring, whoami and verify present every token twice to the service and to the floor (discarded warm-up); the other scenarios warm up for --warmup seconds.',
     "CPU µs/op is the measured process's user+system CPU time (all threads, from /proc/<pid>/stat) per completed operation: less sensitive than req/s to other load on the machine. For the argon2 bound it is the bound process's own CPU per verification.",
     "Latency is measured by the load generator per response (float ms): p50 is the mean of the rounds' medians, p99 the worst round's. For login it is the password POST alone; the rate counts completed logins (a `GET /v1/login` plus a POST each, a fresh flow per login).",
+    "autocannon keeps every connection busy (closed loop), so each round saturates the machine and by Little's law the mean latency is connections / throughput: at 50 connections a p99 under 5 ms needs well over 10,000 req/s with little spread; compare with the floor's own p99 in the same run.",
     "Peak RSS is the service process's VmHWM (kernel peak resident set) at the end of the scenario; every scenario starts a fresh service process.",
     'Rate limits are raised for the run (SERVICE_RATE_LIMIT_*=100000000/1s): the limiter still runs and writes its counters on every login.',
   ];
