@@ -169,7 +169,7 @@ export function markdown(report: BenchReport): string {
   if (profiled.length > 0) {
     lines.push('## CPU profiles of the service', '');
     lines.push(
-      'Taken with `node --cpu-prof` during the measured rounds (the profiler itself slows the service down; figures in a profiled run are not the reference figures).',
+      'Taken with `node --cpu-prof` over the service process\'s life, main thread only (the profiler itself slows the service down; figures in a profiled run are not the reference figures). Shares are of the sampled non-idle time. Self time is where the thread was; "inclusive" counts every sample whose stack passes through the area, and since Fastify runs each hook from inside the previous one, hook plugins (cookie, CORS) appear to include the whole rest of the request.',
       '',
     );
     for (const result of profiled) {
