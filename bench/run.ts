@@ -5,7 +5,7 @@
  * load generator. Writes bench/results/<out>.md, .svg and .json. See `--help`.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, release, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import {
   type BenchDatabase,
@@ -350,6 +350,7 @@ async function main(): Promise<void> {
     return;
   }
   const startedAt = new Date().toISOString();
+  const loadAtStart = loadavg()[0]!;
   if (options.build) {
     log('npm run build');
     await run('npm', ['run', 'build']);
@@ -435,6 +436,7 @@ async function main(): Promise<void> {
       node: process.version,
       memoryGb: Math.round(totalmem() / 2 ** 30),
       kernel: release(),
+      loadAverage: [loadAtStart, loadavg()[0]!],
     },
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
     settings: {

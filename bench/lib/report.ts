@@ -51,7 +51,15 @@ export interface LargeComparison {
 export interface BenchReport {
   startedAt: string;
   finishedAt: string;
-  machine: { cpus: number; cpuModel: string; node: string; memoryGb: number; kernel: string };
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    node: string;
+    memoryGb: number;
+    kernel: string;
+    /** 1-minute load average when the run started and when it ended (other work on the machine). */
+    loadAverage: [number, number];
+  };
   command: string;
   settings: Record<string, string | number | boolean>;
   results: ScenarioResult[];
@@ -98,7 +106,7 @@ export function markdown(report: BenchReport): string {
   const { machine } = report;
   lines.push(`# Tessera bench: ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC`, '');
   lines.push(
-    `Machine: ${machine.cpus} CPU cores (\`nproc\`), ${machine.cpuModel}, ${machine.memoryGb} GB RAM, Node ${machine.node}, Linux ${machine.kernel}.`,
+    `Machine: ${machine.cpus} CPU cores (\`nproc\`), ${machine.cpuModel}, ${machine.memoryGb} GB RAM, Node ${machine.node}, Linux ${machine.kernel}; 1-minute load average ${machine.loadAverage[0].toFixed(2)} at the start, ${machine.loadAverage[1].toFixed(2)} at the end.`,
     '',
     `Command: \`${report.command}\``,
     '',
