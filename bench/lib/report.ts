@@ -226,7 +226,7 @@ export function svg(report: BenchReport): string {
   const barWidth = 520;
   const top = 58;
   const height = top + (rows.length + largeRows.length) * rowHeight + 60;
-  const width = left + barWidth + 250;
+  const width = left + barWidth + 470;
   const maxRatio = 1.2;
   const x = (ratio: number) => left + (Math.min(ratio, maxRatio) / maxRatio) * barWidth;
   const out: string[] = [];
@@ -255,7 +255,7 @@ export function svg(report: BenchReport): string {
       `<text x="${left - 10}" y="${y + 15}" text-anchor="end">${escape(label)}</text>`,
       `<rect x="${left}" y="${y + 3}" width="${Math.max(1, x(ratio) - left)}" height="18" fill="${color}" opacity="0.8"/>`,
       `<text x="${x(ratio) + 6}" y="${y + 16}" font-weight="600">${ratio.toFixed(2)}</text>`,
-      `<text x="${left + barWidth + 50}" y="${y + 16}" fill="#333">${escape(detail)}</text>`,
+      `<text x="${left + barWidth + 40}" y="${y + 16}" fill="#333">${escape(detail)}</text>`,
     );
     if (target !== undefined) {
       out.push(
@@ -267,7 +267,7 @@ export function svg(report: BenchReport): string {
     const target = result.targets.find((t) => t.text.includes('≥'));
     const targetValue = target ? Number(/≥ ([0-9.]+)/.exec(target.text)?.[1]) : undefined;
     const unit = result.scenario === 'login' ? '/s' : ' req/s';
-    const detail = `${fmt(result.service!.opsPerSec, result.scenario === 'login' ? 1 : 0)} vs ${fmt(result.reference!.opsPerSec, result.scenario === 'login' ? 1 : 0)}${unit}, p99 ${ms(result.service!.p99)} ms`;
+    const detail = `${fmt(result.service!.opsPerSec, result.scenario === 'login' ? 1 : 0)} vs ${fmt(result.reference!.opsPerSec, result.scenario === 'login' ? 1 : 0)}${unit}, p99 ${ms(result.service!.p99)} ms, RSS ${fmt(result.service!.memory?.hwmMb)} MB`;
     bar(
       top + i * rowHeight,
       `${result.db} · ${result.scenario}`,
