@@ -25,6 +25,8 @@ import {
   runLoadProcess,
   startFloor,
   startService,
+  machineCpuTicks,
+  stealShare,
 } from './lib/processes.js';
 import { summarizeProfile } from './lib/profile.js';
 import {
@@ -54,6 +56,7 @@ function merge(results: LoadResult[], memory?: Side['memory']): Side {
   return {
     opsPerSec: ops / seconds,
     rounds: results.map((r) => r.opsPerSec),
+    steal: results.map((r) => r.stealShare ?? NaN),
     p50: results.reduce((sum, r) => sum + r.p50, 0) / results.length,
     p99: Math.max(...results.map((r) => r.p99)),
     unexpected,
@@ -235,6 +238,7 @@ async function runScenario(
     }
     const load = async (target: ServerProcess, seconds: number, amount?: number) => {
       const before = target.cpuSeconds();
+      const ticksBefore = machineCpuTicks();
       const result = await runLoadProcess(
         {
           url: target.url,
@@ -246,7 +250,11 @@ async function runScenario(
         },
         specFile,
       );
-      return { ...result, serverCpuSeconds: target.cpuSeconds() - before };
+      return {
+        ...result,
+        serverCpuSeconds: target.cpuSeconds() - before,
+        stealShare: stealShare(ticksBefore, machineCpuTicks()),
+      };
     };
     if (scenario !== 'login') {
       const floorPort = await freePort();
@@ -274,6 +282,7 @@ async function runScenario(
     const referenceRounds: LoadResult[] = [];
     const measureReference = async (): Promise<LoadResult> => {
       if (floor) return load(floor, options.durationSec);
+      const ticksBefore = machineCpuTicks();
       const bound = await runArgon2Bound(options.durationSec, db.env);
       return {
         ops: bound.verifications,
@@ -287,6 +296,7 @@ async function runScenario(
         errors: 0,
         timeouts: 0,
         serverCpuSeconds: bound.cpuSeconds,
+        stealShare: stealShare(ticksBefore, machineCpuTicks()),
       };
     };
     for (let round = 1; round <= options.rounds; round++) {

@@ -45,6 +45,8 @@ export interface LoadResult {
   timeouts: number;
   /** CPU seconds the measured server used during the round (filled in by the orchestrator). */
   serverCpuSeconds?: number;
+  /** Share of the machine's CPU time the hypervisor stole during the round (orchestrator). */
+  stealShare?: number;
 }
 
 function percentile(sorted: Float64Array, p: number): number {

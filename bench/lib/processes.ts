@@ -79,6 +79,29 @@ export interface MemorySample {
   hwmMb: number;
 }
 
+/** The machine's CPU time counters (all cores), in clock ticks, from /proc/stat. */
+export interface CpuTicks {
+  /** Time the hypervisor ran something else while this machine's vCPUs wanted to run. */
+  steal: number;
+  total: number;
+}
+
+export function machineCpuTicks(): CpuTicks {
+  try {
+    const first = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+    const fields = first.trim().split(/\s+/).slice(1, 9).map(Number);
+    return { steal: fields[7] ?? 0, total: fields.reduce((sum, n) => sum + n, 0) };
+  } catch {
+    return { steal: NaN, total: NaN };
+  }
+}
+
+/** Share of the machine's CPU time stolen by the hypervisor between two readings. */
+export function stealShare(before: CpuTicks, after: CpuTicks): number {
+  const total = after.total - before.total;
+  return total > 0 ? (after.steal - before.steal) / total : NaN;
+}
+
 function readStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');

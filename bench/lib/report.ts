@@ -8,6 +8,8 @@ export interface Side {
   opsPerSec: number;
   /** Per-round operations per second, in order. */
   rounds: number[];
+  /** Per-round share of CPU time stolen by the hypervisor (0-1), in order. */
+  steal: number[];
   /** Mean of the rounds' medians, milliseconds. */
   p50: number;
   /** Worst round's 99th percentile, milliseconds. */
@@ -148,14 +150,17 @@ export function markdown(report: BenchReport): string {
   }
   lines.push('');
   lines.push(
-    'Per-pair figures (service / reference per second; pairs run A B, then B A, alternately):',
+    "Per-pair figures (service / reference per second; pairs run A B, then B A, alternately; steal is the share of the machine's CPU time the hypervisor gave to other guests during each round, which slows that round down):",
     '',
   );
   for (const result of report.results) {
     if (result.status !== 'ok') continue;
+    const percent = (share: number | undefined) =>
+      share === undefined || Number.isNaN(share) ? '–' : `${Math.round(share * 100)}%`;
     const rounds = result.service!.rounds.map((value, i) => {
       const ref = result.reference?.rounds[i];
-      return `${fmt(value, 1)} / ${ref === undefined ? '–' : fmt(ref, 1)}`;
+      const steal = `steal ${percent(result.service!.steal[i])} / ${percent(result.reference?.steal[i])}`;
+      return `${fmt(value, 1)} / ${ref === undefined ? '–' : fmt(ref, 1)} (${steal})`;
     });
     lines.push(`- ${result.db} ${result.scenario}: ${rounds.join(' · ')}`);
   }

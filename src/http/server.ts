@@ -11,7 +11,7 @@ import { identityRoutes } from './routes/identities.js';
 import { linkRoutes } from './routes/links.js';
 import { operationRoutes } from './routes/operations.js';
 import { sessionRoutes } from './routes/sessions.js';
-import { registerServiceAuth } from './service-auth.js';
+import { presentedCaller, registerServiceAuth } from './service-auth.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -31,6 +31,9 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     // Access logs for every request would double the cost of the session check; errors
     // and 5xx are logged by the error handler instead.
     logController: new LogController({ disableRequestLogging: true }),
+    // No child logger per request either: whoami would build one on every page view to
+    // log nothing. The few lines a request writes carry its id themselves (`reqId`).
+    childLoggerFactory: (logger) => logger,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: false,
     ajv: {
@@ -50,9 +53,13 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
 
   app.decorateRequest('errorCode', null);
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new DomainError('not_found')),
-  );
+  app.setNotFoundHandler(async (request, reply) => {
+    // An unknown route answers 404 whatever the token, but a presented token is audited.
+    if (request.headers.authorization !== undefined) {
+      await presentedCaller(deps.store, request).catch(() => undefined);
+    }
+    return sendError(request, reply, new DomainError('not_found'));
+  });
 
   await app.register(swagger, {
     openapi: {

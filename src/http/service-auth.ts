@@ -42,7 +42,9 @@ export async function presentedCaller(
 
 /**
  * Bearer authentication and the grant check run in onRequest, before the body is parsed,
- * so an unauthenticated caller learns nothing about body validation.
+ * so an unauthenticated caller learns nothing about body validation. The hook is attached
+ * to the routes that declare a grant only: the browser endpoints (whoami on every page
+ * view) never pay for it. Unknown routes audit a presented token in the not-found handler.
  */
 export function registerServiceAuth(
   app: FastifyInstance,
@@ -51,36 +53,43 @@ export function registerServiceAuth(
   app.decorateRequest('caller', null);
   app.decorateRequest('audit', null);
 
-  app.addHook('onRequest', async (request) => {
-    const { grant } = request.routeOptions.config;
-    if (!grant) {
-      // An unknown route answers 404 whatever the token, but a presented token is audited.
-      if (request.is404 && request.headers.authorization !== undefined) {
-        await presentedCaller(deps.store, request).catch(() => undefined);
+  app.addHook('onRoute', (route) => {
+    const grant = route.config?.grant;
+    if (!grant) return;
+    const takesBody = route.schema?.body !== undefined;
+    const authorize = async (request: FastifyRequest) => {
+      const caller = await presentedCaller(deps.store, request);
+      if (!caller) throw new DomainError('missing_service_token');
+      if (!caller.grants.has(grant)) throw new DomainError('forbidden');
+      // Service bodies are JSON only; the form parser registered for the browser flows must
+      // not make a form post acceptable here.
+      const type = request.headers['content-type'];
+      if (takesBody && type && !/^application\/json\s*(;|$)/i.test(type)) {
+        throw validationError('content type must be application/json');
       }
-      return;
-    }
-    const caller = await presentedCaller(deps.store, request);
-    if (!caller) throw new DomainError('missing_service_token');
-    if (!caller.grants.has(grant)) throw new DomainError('forbidden');
-    // Service bodies are JSON only; the form parser registered for the browser flows must
-    // not make a form post acceptable here.
-    const type = request.headers['content-type'];
-    if (request.routeOptions.schema?.body && type && !/^application\/json\s*(;|$)/i.test(type)) {
-      throw validationError('content type must be application/json');
-    }
+    };
+    const own = route.onRequest;
+    route.onRequest = [authorize, ...(own === undefined ? [] : Array.isArray(own) ? own : [own])];
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    if (!request.audit) return;
-    const config = request.routeOptions.config;
-    if (reply.statusCode < 400 && config.auditedInTransaction) return;
-    const pathId = (request.params as { id?: string } | undefined)?.id;
-    deps.audit.enqueue(actorOf(request.caller), {
-      action: config.action ?? 'unknown_route',
-      target_identity: request.audit.target ?? (pathId && isUuid(pathId) ? pathId : null),
-      outcome: request.errorCode ?? (reply.statusCode < 400 ? 'ok' : String(reply.statusCode)),
-      details: { ...request.audit.details, method: request.method, path: request.routeOptions.url },
-    });
+  // A callback hook: on the requests that carry no service token it costs one check.
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.audit !== null) {
+      const config = request.routeOptions.config;
+      if (reply.statusCode >= 400 || !config.auditedInTransaction) {
+        const pathId = (request.params as { id?: string } | undefined)?.id;
+        deps.audit.enqueue(actorOf(request.caller), {
+          action: config.action ?? 'unknown_route',
+          target_identity: request.audit.target ?? (pathId && isUuid(pathId) ? pathId : null),
+          outcome: request.errorCode ?? (reply.statusCode < 400 ? 'ok' : String(reply.statusCode)),
+          details: {
+            ...request.audit.details,
+            method: request.method,
+            path: request.routeOptions.url,
+          },
+        });
+      }
+    }
+    done();
   });
 }

@@ -40,7 +40,7 @@ export function postgresPreparedReads(pool: pg.Pool): PreparedReads {
         sql.sessionByTokenHash,
         tokenHash,
       );
-      return row && toSessionWithIdentity(row, tokenHash);
+      return row && toSessionWithIdentity(row, row, tokenHash);
     },
     findServiceTokenByHash(tokenHash) {
       return first<ServiceTokenRecord>(
