@@ -7,7 +7,7 @@
  * Environment: FLOOR_PORT, SERVICE_DATABASE_URL (SQLite file or postgres://),
  * FLOOR_RESPONSE_BYTES (the size to match), SERVICE_DB_POOL_SIZE (as the server, default 10).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import BetterSqlite3 from 'better-sqlite3';
 import Fastify from 'fastify';
@@ -88,7 +88,7 @@ await app.register(cookie);
 app.get('/v1/whoami', async (request, reply) => {
   const token = request.cookies.service_session;
   if (!token?.startsWith(PREFIX)) return reply.code(401).send({ error: 'invalid_token' });
-  const row = await lookup(createHash('sha256').update(token).digest('base64url'));
+  const row = await lookup(hash('sha256', token, 'base64url'));
   if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) {
     return reply.code(401).send({ error: 'invalid_token' });
   }

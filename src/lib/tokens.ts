@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Every secret Tessera hands out is a fixed prefix plus 32 CSPRNG bytes, base64url, unpadded. */
 export const TOKEN_PREFIX = {
@@ -26,14 +26,17 @@ export function isWellFormedToken(kind: TokenKind, value: unknown): value is str
   return value.startsWith(prefix) && SECRET_PATTERN.test(value.slice(prefix.length));
 }
 
-/** Only this digest is stored; a database leak yields no usable token. */
+/**
+ * Only this digest is stored; a database leak yields no usable token. One-shot `hash`
+ * (Node 20.12+): a third of `createHash`'s cost, twice on every verify.
+ */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
+  return hash('sha256', token, 'base64url');
 }
 
 /** Constant-time string equality for secrets (CSRF tokens and the like). */
 export function secretsEqual(a: string, b: string): boolean {
-  const left = createHash('sha256').update(a).digest();
-  const right = createHash('sha256').update(b).digest();
+  const left = hash('sha256', a, 'buffer');
+  const right = hash('sha256', b, 'buffer');
   return timingSafeEqual(left, right);
 }
