@@ -67,6 +67,19 @@ function merge(results: LoadResult[], memory?: Side['memory']): Side {
   };
 }
 
+/**
+ * The median over the A/B pairs of service / reference: each pair ran back to back, so a
+ * burst of load from outside (CPU steal on a shared host) that hits one pair does not move
+ * the figure the way it moves a ratio of totals.
+ */
+function medianPairRatio(service: LoadResult[], reference: LoadResult[]): number {
+  const ratios = service
+    .map((round, i) => round.opsPerSec / reference[i]!.opsPerSec)
+    .sort((a, b) => a - b);
+  const middle = ratios.length >> 1;
+  return ratios.length % 2 === 1 ? ratios[middle]! : (ratios[middle - 1]! + ratios[middle]!) / 2;
+}
+
 const json = { 'content-type': 'application/json' };
 
 /** Checks one request of the scenario answers as expected; returns why not otherwise. */
@@ -321,7 +334,7 @@ async function runScenario(
       ...merge(referenceRounds, floor?.memory()),
       kind: floor ? ('floor' as const) : ('argon2' as const),
     };
-    const ratio = serviceSide.opsPerSec / reference.opsPerSec;
+    const ratio = medianPairRatio(serviceRounds, referenceRounds);
     return {
       db: db.label,
       scenario,
@@ -369,6 +382,7 @@ async function main(): Promise<void> {
     "Every process is separate: the service (`node dist/cli/main.js serve`), the floor (`bench/floor.ts`), the argon2 bound (`bench/argon2-bound.ts`) and the load generator (autocannon's API in `bench/load-process.ts`, a fresh process per round). On 2 cores the load generator competes with the server for CPU, equally for the service and the floor.",
     'Each session scenario rotates over 10,000 distinct valid tokens (verify/whoami) or 2,000 identity ids; small database: 2,000 identities, 10,000 sessions. Before measuring, whoami and verify present every token twice to the service and to the floor (discarded warm-up); the other scenarios warm up for --warmup seconds.',
     "CPU µs/op is the measured process's user+system CPU time (all threads, from /proc/<pid>/stat) per completed operation: less sensitive than req/s to other load on the machine. For the argon2 bound it is the bound process's own CPU per verification.",
+    'The ratio is the median over the A/B pairs of service / reference per second (two pairs: their mean), so one pair hit by CPU steal from other guests on the host moves it less than a ratio of totals; the per-pair figures below give every pair with the steal measured during it.',
     "Latency is measured by the load generator per response (float ms): p50 is the mean of the rounds' medians, p99 the worst round's. For login it is the password POST alone; the rate counts completed logins (a `GET /v1/login` plus a POST each, a fresh flow per login).",
     "autocannon keeps every connection busy (closed loop), so each round saturates the machine and by Little's law the mean latency is connections / throughput: at 50 connections a p99 under 5 ms needs well over 10,000 req/s with little spread; compare with the floor's own p99 in the same run.",
     "Peak RSS is the service process's VmHWM (kernel peak resident set) at the end of the scenario; every scenario starts a fresh service process.",
