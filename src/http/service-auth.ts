@@ -74,19 +74,21 @@ export function registerServiceAuth(
 
   // A callback hook: on the requests that carry no service token it costs one check.
   app.addHook('onResponse', (request, reply, done) => {
-    if (request.audit !== null) {
-      const config = request.routeOptions.config;
-      if (reply.statusCode >= 400 || !config.auditedInTransaction) {
+    const audit = request.audit;
+    if (audit !== null) {
+      // `routeOptions` is a getter that builds a fresh object: read it once.
+      const { config, url } = request.routeOptions;
+      const failed = reply.statusCode >= 400;
+      if (failed || !config.auditedInTransaction) {
         const pathId = (request.params as { id?: string } | undefined)?.id;
+        const details = audit.details;
+        details.method = request.method;
+        details.path = url;
         deps.audit.enqueue(actorOf(request.caller), {
           action: config.action ?? 'unknown_route',
-          target_identity: request.audit.target ?? (pathId && isUuid(pathId) ? pathId : null),
-          outcome: request.errorCode ?? (reply.statusCode < 400 ? 'ok' : String(reply.statusCode)),
-          details: {
-            ...request.audit.details,
-            method: request.method,
-            path: request.routeOptions.url,
-          },
+          target_identity: audit.target ?? (pathId && isUuid(pathId) ? pathId : null),
+          outcome: request.errorCode ?? (failed ? String(reply.statusCode) : 'ok'),
+          details,
         });
       }
     }

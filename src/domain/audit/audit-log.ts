@@ -25,7 +25,9 @@ export function auditRecord(actor: Actor, event: AuditEvent, at: number): AuditR
     service_id: actor.service_id,
     target_identity: event.target_identity ?? null,
     outcome: event.outcome ?? 'ok',
-    details: JSON.stringify({ ...actor.details, ...event.details }),
+    details: JSON.stringify(
+      actor.details ? { ...actor.details, ...event.details } : (event.details ?? {}),
+    ),
   };
 }
 

@@ -33,12 +33,20 @@ export interface ServiceCaller {
   grants: ReadonlySet<Grant>;
 }
 
+/**
+ * Grants are immutable after creation, so the set parsed from a grants string is shared by
+ * every request that presents a token with that string (a few distinct strings per
+ * deployment). Only the parse is kept: the token itself is looked up on every request.
+ */
+const parsedGrants = new Map<string, ReadonlySet<Grant>>();
+
 export function toCaller(record: ServiceTokenRecord): ServiceCaller {
-  return {
-    id: record.id,
-    name: record.name,
-    grants: new Set(record.grants.split(' ').filter(isGrant)),
-  };
+  let grants = parsedGrants.get(record.grants);
+  if (grants === undefined) {
+    grants = new Set(record.grants.split(' ').filter(isGrant));
+    parsedGrants.set(record.grants, grants);
+  }
+  return { id: record.id, name: record.name, grants };
 }
 
 export interface ServiceTokenView {

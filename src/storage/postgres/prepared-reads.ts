@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { IdentityRecord } from '../../domain/identities/identity.js';
 import type { ServiceTokenRecord } from '../../domain/service-tokens/service-token.js';
 import type { Store } from '../../domain/store.js';
-import { type SessionIdentityRow, hotPathSql, toSessionWithIdentity } from '../queries/sessions.js';
+import { type SessionCheckTuple, fromSessionCheckTuple, hotPathSql } from '../queries/sessions.js';
 import { translatePostgresError } from './errors.js';
 
 export type PreparedReads = Pick<
@@ -35,12 +35,17 @@ export function postgresPreparedReads(pool: pg.Pool): PreparedReads {
 
   return {
     async findSessionByTokenHash(tokenHash) {
-      const row = await first<SessionIdentityRow>(
-        'tessera_session_check',
-        sql.sessionByTokenHash,
-        tokenHash,
-      );
-      return row && toSessionWithIdentity(row, row, tokenHash);
+      try {
+        const { rows } = await pool.query<SessionCheckTuple>({
+          name: 'tessera_session_check',
+          text: sql.sessionCheckByTokenHash,
+          values: [tokenHash],
+          rowMode: 'array',
+        });
+        return rows[0] && fromSessionCheckTuple(rows[0], tokenHash);
+      } catch (error) {
+        throw translatePostgresError(error);
+      }
     },
     findServiceTokenByHash(tokenHash) {
       return first<ServiceTokenRecord>(

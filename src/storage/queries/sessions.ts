@@ -5,58 +5,69 @@ import type { SessionRecord } from '../../domain/sessions/session.js';
 import type { SessionStore, SessionWithIdentity } from '../../domain/sessions/session-store.js';
 import type { Database } from '../schema.js';
 
-/** One row of the session check: the session joined with its identity (no password hash). */
-export interface SessionIdentityRow {
-  s_id: string;
-  identity_id: string;
-  authenticated_via: SessionRecord['authenticated_via'];
-  issued_at: number;
-  expires_at: number;
-  revoked_at: number | null;
-  username: string;
-  display_name: string;
-  avatar_url: string | null;
-  state: IdentityRecord['state'];
-  created_at: number;
-  updated_at: number;
-}
-
-export type SessionPartOfRow = Pick<
-  SessionIdentityRow,
-  's_id' | 'identity_id' | 'authenticated_via' | 'issued_at' | 'expires_at' | 'revoked_at'
->;
-export type ProfilePartOfRow = Omit<SessionIdentityRow, keyof SessionPartOfRow>;
-
 /**
- * The domain records of one session check, from the joined row (pass it twice) or from the
- * two rows of separate lookups. Built field by field: spreading driver rows into one object
- * cost more than both SQLite lookups together.
+ * The columns of the session check (the session joined with its identity, never the
+ * password hash), in the order of `SessionCheckTuple`. The prepared statements read the row
+ * as an array: building an object per row cost the driver more than the lookup itself.
  */
-export function toSessionWithIdentity(
-  row: SessionPartOfRow,
-  profile: ProfilePartOfRow,
+const SESSION_CHECK_COLUMNS = [
+  's.id',
+  's.identity_id',
+  's.authenticated_via',
+  's.issued_at',
+  's.expires_at',
+  's.revoked_at',
+  'i.username',
+  'i.display_name',
+  'i.avatar_url',
+  'i.state',
+  'i.created_at',
+  'i.updated_at',
+] as const;
+
+export type SessionCheckTuple = [
+  id: string,
+  identity_id: string,
+  authenticated_via: SessionRecord['authenticated_via'],
+  issued_at: number,
+  expires_at: number,
+  revoked_at: number | null,
+  username: string,
+  display_name: string,
+  avatar_url: string | null,
+  state: IdentityRecord['state'],
+  created_at: number,
+  updated_at: number,
+];
+
+/** The domain records of one session check, from its row read as an array. */
+export function fromSessionCheckTuple(
+  row: SessionCheckTuple,
   tokenHash: string,
 ): SessionWithIdentity {
-  const session: SessionRecord = {
-    id: row.s_id,
-    token_hash: tokenHash,
-    identity_id: row.identity_id,
-    authenticated_via: row.authenticated_via,
-    issued_at: row.issued_at,
-    expires_at: row.expires_at,
-    revoked_at: row.revoked_at,
+  const [id, identityId, via, issuedAt, expiresAt, revokedAt] = row;
+  const [, , , , , , username, displayName, avatarUrl, state, createdAt, updatedAt] = row;
+  return {
+    session: {
+      id,
+      token_hash: tokenHash,
+      identity_id: identityId,
+      authenticated_via: via,
+      issued_at: issuedAt,
+      expires_at: expiresAt,
+      revoked_at: revokedAt,
+    },
+    identity: {
+      id: identityId,
+      username,
+      display_name: displayName,
+      avatar_url: avatarUrl,
+      state,
+      password_hash: null,
+      created_at: createdAt,
+      updated_at: updatedAt,
+    },
   };
-  const identity: IdentityRecord = {
-    id: row.identity_id,
-    username: profile.username,
-    display_name: profile.display_name,
-    avatar_url: profile.avatar_url,
-    state: profile.state,
-    password_hash: null,
-    created_at: profile.created_at,
-    updated_at: profile.updated_at,
-  };
-  return { session, identity };
 }
 
 const IDENTITY_COLUMNS = {
@@ -81,12 +92,6 @@ const SERVICE_TOKEN_COLUMNS = {
 
 const list = (columns: object) => Object.keys(columns).join(', ');
 
-/** The session columns of the session check, aliased as in `SessionIdentityRow`. */
-const SESSION_CHECK_COLUMNS =
-  's.id AS s_id, s.identity_id, s.authenticated_via, s.issued_at, s.expires_at, s.revoked_at';
-/** The identity columns of the session check: everything public, never the password hash. */
-const PROFILE_COLUMNS = 'username, display_name, avatar_url, state, created_at, updated_at';
-
 /**
  * The reads on every session check (the session by token hash, the bearer's service token,
  * an identity by id) as plain SQL, for the adapters to run as prepared statements instead
@@ -96,11 +101,15 @@ const PROFILE_COLUMNS = 'username, display_name, avatar_url, state, created_at, 
  */
 export function hotPathSql(param: string) {
   return {
-    /** Session and identity in one statement: one round trip (PostgreSQL). */
-    sessionByTokenHash: `SELECT ${SESSION_CHECK_COLUMNS}, i.${PROFILE_COLUMNS.replaceAll(', ', ', i.')} FROM sessions s INNER JOIN identities i ON i.id = s.identity_id WHERE s.token_hash = ${param}`,
-    /** The same rows in two unique-key lookups, for SQLite, where they cost less than the join. */
-    sessionOnlyByTokenHash: `SELECT ${SESSION_CHECK_COLUMNS} FROM sessions s WHERE s.token_hash = ${param}`,
-    profileById: `SELECT ${PROFILE_COLUMNS} FROM identities WHERE id = ${param}`,
+    /** Session and identity in one statement: one snapshot, one round trip (PostgreSQL). */
+    sessionCheckByTokenHash: `SELECT ${SESSION_CHECK_COLUMNS.join(', ')} FROM sessions s INNER JOIN identities i ON i.id = s.identity_id WHERE s.token_hash = ${param}`,
+    /**
+     * The same row in two unique-key lookups (SQLite): the first six columns, then the
+     * identity's six by `identity_id`. Once ANALYZE has run (STAT4), SQLite re-plans the
+     * join on every execution; the two lookups cost a third of that.
+     */
+    sessionPartByTokenHash: `SELECT ${SESSION_CHECK_COLUMNS.slice(0, 6).join(', ')} FROM sessions s WHERE s.token_hash = ${param}`,
+    profilePartById: `SELECT ${SESSION_CHECK_COLUMNS.slice(6).join(', ')} FROM identities i WHERE i.id = ${param}`,
     serviceTokenByHash: `SELECT ${list(SERVICE_TOKEN_COLUMNS)} FROM service_tokens WHERE token_hash = ${param}`,
     identityById: `SELECT ${list(IDENTITY_COLUMNS)} FROM identities WHERE id = ${param}`,
   };
@@ -115,23 +124,12 @@ export function sessionQueries(db: Kysely<Database>): SessionStore {
       const row = await db
         .selectFrom('sessions as s')
         .innerJoin('identities as i', 'i.id', 's.identity_id')
-        .select([
-          's.id as s_id',
-          's.identity_id',
-          's.authenticated_via',
-          's.issued_at',
-          's.expires_at',
-          's.revoked_at',
-          'i.username',
-          'i.display_name',
-          'i.avatar_url',
-          'i.state',
-          'i.created_at',
-          'i.updated_at',
-        ])
+        .select(SESSION_CHECK_COLUMNS)
         .where('s.token_hash', '=', tokenHash)
         .executeTakeFirst();
-      return row && toSessionWithIdentity(row, row, tokenHash);
+      if (!row) return undefined;
+      const tuple = SESSION_CHECK_COLUMNS.map((column) => row[column.slice(2) as keyof typeof row]);
+      return fromSessionCheckTuple(tuple as SessionCheckTuple, tokenHash);
     },
     findSessionById(id) {
       return db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
