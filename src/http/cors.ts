@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from './deps.js';
@@ -37,6 +38,9 @@ function listedOrigin(origins: readonly string[]): FastifyCorsOptions {
  * own: a zone path's OPTIONS route carries the zone and answers 404 when the origin is not
  * allowed; every other OPTIONS reaches the plugin's catch-all, which (origin `false`)
  * answers 404 too: outside the zones there is no such resource for a browser.
+ *
+ * The cookie plugin lives in this scope too: service endpoints never read or set a cookie,
+ * so they skip its parse and its onSend hook.
  */
 export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const origins = corsZoneOrigins(deps.config);
@@ -51,6 +55,7 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
     if (zone) route.config = { ...route.config, cors: zone };
   });
 
+  await app.register(cookie);
   await app.register(cors, {
     hook: 'onRequest',
     origin: false,

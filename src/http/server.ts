@@ -1,4 +1,3 @@
-import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
@@ -70,7 +69,6 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
-  await app.register(cookie);
 
   registerServiceAuth(app, deps);
   operationRoutes(app, deps);
