@@ -28,6 +28,7 @@ import {
   machineCpuTicks,
   stealShare,
 } from './lib/processes.js';
+import { loadConfig } from '../src/config.js';
 import { summarizeProfile } from './lib/profile.js';
 import {
   type BenchReport,
@@ -451,6 +452,8 @@ async function main(): Promise<void> {
       `Large database: ${LARGE_SHAPE.identities.toLocaleString('en-US')} identities, ${LARGE_SHAPE.sessions.toLocaleString('en-US')} sessions (\`bench/seed-large.ts\`); the 10,000 presented tokens are spread over all 5M sessions.`,
     );
   }
+  // The settings the measured service ran with (its own config loader, this environment).
+  const serviceDefaults = loadConfig({ ...process.env, SERVICE_DATABASE_URL: ':memory:' });
   const report: BenchReport = {
     startedAt,
     finishedAt: new Date().toISOString(),
@@ -469,8 +472,8 @@ async function main(): Promise<void> {
       'warm-up seconds': options.warmupSec,
       connections: options.connections,
       'login connections': options.loginConnections,
-      SERVICE_HASH_CONCURRENCY: process.env.SERVICE_HASH_CONCURRENCY ?? 4,
-      SERVICE_DB_POOL_SIZE: process.env.SERVICE_DB_POOL_SIZE ?? 10,
+      SERVICE_HASH_CONCURRENCY: serviceDefaults.hashConcurrency,
+      SERVICE_DB_POOL_SIZE: serviceDefaults.dbPoolSize,
       profiled: options.profile,
     },
     results,

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { type RateLimitRule, parseRateLimitRule } from './lib/rate.js';
 
 /** Every SERVICE_* setting, parsed and validated once at start-up. */
@@ -48,7 +49,9 @@ export const DEFAULTS = {
   SERVICE_ARGON2_MEMORY_KIB: '19456',
   SERVICE_ARGON2_ITERATIONS: '2',
   SERVICE_ARGON2_PARALLELISM: '1',
-  SERVICE_HASH_CONCURRENCY: '4',
+  // argon2 (parallelism 1) keeps one core busy per hash: more hashes at once than cores only
+  // add 19 MiB each and context switches. Four at most, the size of libuv's threadpool.
+  SERVICE_HASH_CONCURRENCY: String(Math.min(4, availableParallelism())),
   SERVICE_SESSION_TTL_HOURS: '72',
   SERVICE_FLOW_TTL_MINUTES: '15',
   SERVICE_FLOW_MAX_ATTEMPTS: '5',

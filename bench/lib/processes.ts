@@ -202,6 +202,17 @@ export class ServerProcess {
   }
 }
 
+/**
+ * The node flags `npm start` runs the service with (package.json), so that the bench measures
+ * the service as users start it.
+ */
+function startFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: { start: string };
+  };
+  return pkg.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
+}
+
 export function startService(options: {
   port: number;
   env: NodeJS.ProcessEnv;
@@ -216,7 +227,7 @@ export function startService(options: {
     : [];
   return ServerProcess.start(
     'service',
-    [...profile, join(ROOT, 'dist/cli/main.js'), 'serve'],
+    [...startFlags(), ...profile, join(ROOT, 'dist/cli/main.js'), 'serve'],
     options.env,
     options.port,
   );
