@@ -25,13 +25,18 @@ const SESSION_CHECK_COLUMNS = [
   'i.updated_at',
 ] as const;
 
-export type SessionCheckTuple = [
+/** The session's part of the session check row. */
+export type SessionColumns = [
   id: string,
   identity_id: string,
   authenticated_via: SessionRecord['authenticated_via'],
   issued_at: number,
   expires_at: number,
   revoked_at: number | null,
+];
+
+/** The identity's part: its public profile, never the password hash. */
+export type ProfileColumns = [
   username: string,
   display_name: string,
   avatar_url: string | null,
@@ -40,13 +45,27 @@ export type SessionCheckTuple = [
   updated_at: number,
 ];
 
+export type SessionCheckTuple = [...SessionColumns, ...ProfileColumns];
+
 /** The domain records of one session check, from its row read as an array. */
 export function fromSessionCheckTuple(
   row: SessionCheckTuple,
   tokenHash: string,
 ): SessionWithIdentity {
-  const [id, identityId, via, issuedAt, expiresAt, revokedAt] = row;
-  const [, , , , , , username, displayName, avatarUrl, state, createdAt, updatedAt] = row;
+  const [
+    id,
+    identityId,
+    via,
+    issuedAt,
+    expiresAt,
+    revokedAt,
+    username,
+    displayName,
+    avatarUrl,
+    state,
+    createdAt,
+    updatedAt,
+  ] = row;
   return {
     session: {
       id,

@@ -3,7 +3,12 @@ import type { IdentityRecord } from '../../domain/identities/identity.js';
 import type { ServiceTokenRecord } from '../../domain/service-tokens/service-token.js';
 import type { SessionWithIdentity } from '../../domain/sessions/session-store.js';
 import type { Store } from '../../domain/store.js';
-import { type SessionCheckTuple, fromSessionCheckTuple, hotPathSql } from '../queries/sessions.js';
+import {
+  type ProfileColumns,
+  type SessionColumns,
+  fromSessionCheckTuple,
+  hotPathSql,
+} from '../queries/sessions.js';
 import { translateSqliteError } from './errors.js';
 
 export type PreparedReads = Pick<
@@ -12,8 +17,8 @@ export type PreparedReads = Pick<
 >;
 
 interface Statements {
-  sessionPart: BetterSqlite3.Statement<[string], SessionCheckTuple>;
-  profilePart: BetterSqlite3.Statement<[string], SessionCheckTuple[number][]>;
+  sessionPart: BetterSqlite3.Statement<[string], SessionColumns>;
+  profilePart: BetterSqlite3.Statement<[string], ProfileColumns>;
   serviceToken: BetterSqlite3.Statement<[string], ServiceTokenRecord>;
   identity: BetterSqlite3.Statement<[string], IdentityRecord>;
 }
@@ -34,8 +39,8 @@ export function sqlitePreparedReads(raw: BetterSqlite3.Database, fallback: Store
   let prepared: Statements | undefined;
   const statements = (): Statements =>
     (prepared ??= {
-      sessionPart: raw.prepare<[string], SessionCheckTuple>(sql.sessionPartByTokenHash).raw(),
-      profilePart: raw.prepare<[string], SessionCheckTuple[number][]>(sql.profilePartById).raw(),
+      sessionPart: raw.prepare<[string], SessionColumns>(sql.sessionPartByTokenHash).raw(),
+      profilePart: raw.prepare<[string], ProfileColumns>(sql.profilePartById).raw(),
       serviceToken: raw.prepare(sql.serviceTokenByHash),
       identity: raw.prepare(sql.identityById),
     });
@@ -48,9 +53,7 @@ export function sqlitePreparedReads(raw: BetterSqlite3.Database, fallback: Store
     const { sessionPart, profilePart } = statements();
     const session = sessionPart.get(tokenHash);
     const profile = session && profilePart.get(session[1]);
-    return (
-      profile && fromSessionCheckTuple(session.concat(profile) as SessionCheckTuple, tokenHash)
-    );
+    return profile && fromSessionCheckTuple([...session, ...profile], tokenHash);
   });
 
   return {
