@@ -204,7 +204,7 @@ export class ServerProcess {
 
 /**
  * The node flags `npm start` runs the service with (package.json), so that the bench measures
- * the service as users start it.
+ * the service as users start it (the floor gets them too).
  */
 function startFlags(): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
@@ -241,7 +241,8 @@ export function startFloor(options: {
 }): Promise<ServerProcess> {
   return ServerProcess.start(
     'floor',
-    [...TSX, join(ROOT, 'bench/floor.ts')],
+    // The same node flags as the service, so that peak RSS compares like with like.
+    [...startFlags(), ...TSX, join(ROOT, 'bench/floor.ts')],
     {
       ...options.env,
       FLOOR_PORT: String(options.port),

@@ -147,7 +147,10 @@ export function sessionQueries(db: Kysely<Database>): SessionStore {
         .where('s.token_hash', '=', tokenHash)
         .executeTakeFirst();
       if (!row) return undefined;
-      const tuple = SESSION_CHECK_COLUMNS.map((column) => row[column.slice(2) as keyof typeof row]);
+      // Kysely names each selected column after its part behind the table alias (no aliases).
+      const tuple = SESSION_CHECK_COLUMNS.map(
+        (column) => row[column.slice(column.indexOf('.') + 1) as keyof typeof row],
+      );
       return fromSessionCheckTuple(tuple as SessionCheckTuple, tokenHash);
     },
     findSessionById(id) {
