@@ -206,12 +206,11 @@ export class ServerProcess {
  * The node flags `npm start` runs the service with (package.json), so that the bench measures
  * the service as users start it (the floor gets them too).
  */
-function startFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-    scripts: { start: string };
-  };
-  return pkg.scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
-}
+const START_FLAGS: string[] = (
+  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
+).scripts.start
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'));
 
 export function startService(options: {
   port: number;
@@ -227,7 +226,7 @@ export function startService(options: {
     : [];
   return ServerProcess.start(
     'service',
-    [...startFlags(), ...profile, join(ROOT, 'dist/cli/main.js'), 'serve'],
+    [...START_FLAGS, ...profile, join(ROOT, 'dist/cli/main.js'), 'serve'],
     options.env,
     options.port,
   );
@@ -242,7 +241,7 @@ export function startFloor(options: {
   return ServerProcess.start(
     'floor',
     // The same node flags as the service, so that peak RSS compares like with like.
-    [...startFlags(), ...TSX, join(ROOT, 'bench/floor.ts')],
+    [...START_FLAGS, ...TSX, join(ROOT, 'bench/floor.ts')],
     {
       ...options.env,
       FLOOR_PORT: String(options.port),

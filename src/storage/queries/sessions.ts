@@ -10,13 +10,15 @@ import type { Database } from '../schema.js';
  * password hash), in the order of `SessionCheckTuple`. The prepared statements read the row
  * as an array: building an object per row cost the driver more than the lookup itself.
  */
-const SESSION_CHECK_COLUMNS = [
+const SESSION_COLUMNS = [
   's.id',
   's.identity_id',
   's.authenticated_via',
   's.issued_at',
   's.expires_at',
   's.revoked_at',
+] as const;
+const PROFILE_COLUMNS = [
   'i.username',
   'i.display_name',
   'i.avatar_url',
@@ -24,6 +26,7 @@ const SESSION_CHECK_COLUMNS = [
   'i.created_at',
   'i.updated_at',
 ] as const;
+const SESSION_CHECK_COLUMNS = [...SESSION_COLUMNS, ...PROFILE_COLUMNS] as const;
 
 /** The session's part of the session check row. */
 export type SessionColumns = [
@@ -123,12 +126,12 @@ export function hotPathSql(param: string) {
     /** Session and identity in one statement: one snapshot, one round trip (PostgreSQL). */
     sessionCheckByTokenHash: `SELECT ${SESSION_CHECK_COLUMNS.join(', ')} FROM sessions s INNER JOIN identities i ON i.id = s.identity_id WHERE s.token_hash = ${param}`,
     /**
-     * The same row in two unique-key lookups (SQLite): the first six columns, then the
-     * identity's six by `identity_id`. Once ANALYZE has run (STAT4), SQLite re-plans the
+     * The same row in two unique-key lookups (SQLite): the session's columns, then the
+     * identity's by `identity_id`. Once ANALYZE has run (STAT4), SQLite re-plans the
      * join on every execution; the two lookups cost a third of that.
      */
-    sessionPartByTokenHash: `SELECT ${SESSION_CHECK_COLUMNS.slice(0, 6).join(', ')} FROM sessions s WHERE s.token_hash = ${param}`,
-    profilePartById: `SELECT ${SESSION_CHECK_COLUMNS.slice(6).join(', ')} FROM identities i WHERE i.id = ${param}`,
+    sessionPartByTokenHash: `SELECT ${SESSION_COLUMNS.join(', ')} FROM sessions s WHERE s.token_hash = ${param}`,
+    profilePartById: `SELECT ${PROFILE_COLUMNS.join(', ')} FROM identities i WHERE i.id = ${param}`,
     serviceTokenByHash: `SELECT ${list(SERVICE_TOKEN_COLUMNS)} FROM service_tokens WHERE token_hash = ${param}`,
     identityById: `SELECT ${list(IDENTITY_COLUMNS)} FROM identities WHERE id = ${param}`,
   };
