@@ -1,0 +1,188 @@
+/**
+ * In-process cost probe: the real app on a fresh SQLite file, driven with `app.inject` (no
+ * sockets, no load generator), reporting main-thread CPU per request as the median of
+ * 1,000-request batches. Request kinds alternate batch by batch, so a noisy neighbour slows
+ * all of them alike; on a VM with CPU steal this separates a few microseconds where the
+ * load bench cannot. It sizes parts of a request by switching them off (`--without`), and
+ * `--sql` adds the time spent in each SQL statement.
+ *
+ * Login runs with a verifier that accepts at once: it measures everything but argon2.
+ * The figures include light-my-request's own overhead, so compare them with each other,
+ * not with the load bench.
+ *
+ * Usage: npm run bench:probe -- [--only whoami,verify,login] [--batches 30]
+ *          [--without audit,service-token] [--sql]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import BetterSqlite3 from 'better-sqlite3';
+import type { LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import type { PasswordHasher } from '../src/domain/passwords/password-hasher.js';
+import { createServiceToken } from '../src/domain/service-tokens/service-token-service.js';
+import { hashToken } from '../src/lib/tokens.js';
+import { BENCH_PASSWORD, sessionToken, username } from './lib/data.js';
+import { SMALL_SHAPE, serviceEnv } from './lib/databases.js';
+import { seedDatabase } from './lib/seed.js';
+
+const BATCH = 1_000;
+const DISCARDED_BATCHES = 5;
+const KINDS = ['whoami', 'verify', 'login'] as const;
+type Kind = (typeof KINDS)[number];
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string', default: KINDS.join(',') },
+    batches: { type: 'string', default: '30' },
+    without: { type: 'string', default: '' },
+    sql: { type: 'boolean', default: false },
+  },
+});
+const kinds = values.only
+  .split(',')
+  .filter((k): k is Kind => (KINDS as readonly string[]).includes(k));
+const batches = Math.max(DISCARDED_BATCHES + 1, Number(values.batches));
+const without = new Set(values.without.split(',').filter(Boolean));
+
+const sqlTime = new Map<string, { calls: number; ns: number }>();
+if (values.sql) timeEveryStatement();
+
+const dir = mkdtempSync(join(tmpdir(), 'tessera-probe-'));
+const file = join(dir, 'probe.db');
+const acceptAll: PasswordHasher = {
+  hash: async () => 'not-a-hash',
+  verify: async () => true,
+  verifyDummy: async () => false,
+};
+const config = loadConfig(serviceEnv(file, dir));
+const { app, deps, close } = await buildApp(config, { hasher: acceptAll });
+try {
+  await deps.store.migrate();
+  await seedDatabase(file, SMALL_SHAPE);
+  const { token: serviceToken } = await createServiceToken(
+    deps,
+    { service_name: 'cli', service_id: null },
+    { name: 'probe', grants: ['introspect'] },
+  );
+  if (without.has('audit')) deps.audit.enqueue = () => undefined;
+  if (without.has('service-token')) {
+    // The one lookup result, reused: sizes the lookup, never a design to ship.
+    const lookup = deps.store.findServiceTokenByHash.bind(deps.store);
+    const first = await lookup(hashToken(serviceToken));
+    deps.store.findServiceTokenByHash = async () => first;
+  }
+
+  let next = 0;
+  const token = () => sessionToken(next++ % SMALL_SHAPE.sessions);
+  const send: Record<Kind, () => Promise<void>> = {
+    whoami: async () =>
+      expectOk(
+        await app.inject({
+          method: 'GET',
+          url: '/v1/whoami',
+          headers: { cookie: `service_session=${token()}` },
+        }),
+      ),
+    verify: async () =>
+      expectOk(
+        await app.inject({
+          method: 'POST',
+          url: '/v1/sessions/verify',
+          headers: { authorization: `Bearer ${serviceToken}` },
+          payload: { token: token() },
+        }),
+      ),
+    login: async () => {
+      const started = await app.inject({
+        method: 'GET',
+        url: '/v1/login',
+        headers: { accept: 'application/json' },
+      });
+      expectOk(started);
+      const flow = started.json<{ id: string; csrf_token: string }>();
+      expectOk(
+        await app.inject({
+          method: 'POST',
+          url: `/v1/flows/${flow.id}/password`,
+          headers: { accept: 'application/json' },
+          payload: {
+            username: username(next++ % SMALL_SHAPE.identities),
+            password: BENCH_PASSWORD,
+            csrf_token: flow.csrf_token,
+          },
+        }),
+      );
+    },
+  };
+
+  const samples = new Map<Kind, number[]>(kinds.map((kind) => [kind, []]));
+  for (let batch = 0; batch < batches; batch++) {
+    if (batch === DISCARDED_BATCHES) sqlTime.clear();
+    for (const kind of kinds) {
+      const before = process.cpuUsage();
+      for (let i = 0; i < BATCH; i++) await send[kind]();
+      const used = process.cpuUsage(before);
+      if (batch >= DISCARDED_BATCHES) samples.get(kind)!.push((used.user + used.system) / BATCH);
+    }
+  }
+  const medians = Object.fromEntries(
+    [...samples].map(([kind, values]) => [kind, Math.round(median(values) * 10) / 10]),
+  );
+  console.log(JSON.stringify({ cpuMicrosPerRequest: medians, without: [...without] }));
+  if (values.sql) printSqlTime((batches - DISCARDED_BATCHES) * BATCH * kinds.length);
+} finally {
+  await close();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+function expectOk(response: LightMyRequestResponse): void {
+  if (response.statusCode !== 200) {
+    throw new Error(`${response.statusCode} ${response.body.slice(0, 200)}`);
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+/** Wraps better-sqlite3's statements so every run/get/all adds its time under its SQL. */
+function timeEveryStatement(): void {
+  const proto = BetterSqlite3.prototype as unknown as {
+    prepare(this: BetterSqlite3.Database, sql: string): BetterSqlite3.Statement;
+  };
+  const prepare = proto.prepare;
+  proto.prepare = function (sql) {
+    const statement = prepare.call(this, sql);
+    for (const method of ['run', 'get', 'all'] as const) {
+      const original = statement[method].bind(statement) as (...args: unknown[]) => unknown;
+      (statement as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+        const started = process.hrtime.bigint();
+        try {
+          return original(...args);
+        } finally {
+          const entry = sqlTime.get(sql) ?? { calls: 0, ns: 0 };
+          entry.calls += 1;
+          entry.ns += Number(process.hrtime.bigint() - started);
+          sqlTime.set(sql, entry);
+        }
+      };
+    }
+    return statement;
+  };
+}
+
+function printSqlTime(requests: number): void {
+  const rows = [...sqlTime].sort((a, b) => b[1].ns - a[1].ns).slice(0, 15);
+  console.log('µs per probed request | calls per request | µs per call | statement');
+  for (const [sql, { calls, ns }] of rows) {
+    const perRequest = (ns / 1000 / requests).toFixed(1);
+    const perCall = (ns / 1000 / calls).toFixed(1);
+    console.log(
+      `${perRequest} | ${(calls / requests).toFixed(2)} | ${perCall} | ${sql.slice(0, 100)}`,
+    );
+  }
+}
