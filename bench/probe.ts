@@ -10,7 +10,7 @@
  * The figures include light-my-request's own overhead, so compare them with each other,
  * not with the load bench.
  *
- * Usage: npm run bench:probe -- [--only whoami,verify,login] [--batches 30]
+ * Usage: npm run bench:probe -- [--only whoami,verify,login,link] [--batches 30]
  *          [--without audit,service-token] [--sql]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,7 +30,9 @@ import { seedDatabase } from './lib/seed.js';
 
 const BATCH = 1_000;
 const DISCARDED_BATCHES = 5;
-const KINDS = ['whoami', 'verify', 'login'] as const;
+const KINDS = ['whoami', 'verify', 'login', 'link'] as const;
+/** Returning users of the link kind, created (201) before the measurement. */
+const LINK_SUBJECTS = 1_000;
 type Kind = (typeof KINDS)[number];
 
 const { values } = parseArgs({
@@ -65,7 +67,7 @@ try {
   const { token: serviceToken } = await createServiceToken(
     deps,
     { service_name: 'cli', service_id: null },
-    { name: 'probe', grants: ['introspect'] },
+    { name: 'probe', grants: ['introspect', 'external_auth'] },
   );
   if (without.has('audit')) deps.audit.enqueue = () => undefined;
   if (without.has('service-token')) {
@@ -73,6 +75,20 @@ try {
     const lookup = deps.store.findServiceTokenByHash.bind(deps.store);
     const first = await lookup(hashToken(serviceToken));
     deps.store.findServiceTokenByHash = async () => first;
+  }
+
+  const signIn = async (subject: number, seed?: { username: string; display_name: string }) =>
+    app.inject({
+      method: 'POST',
+      url: '/v1/authenticate/link',
+      headers: { authorization: `Bearer ${serviceToken}` },
+      payload: { provider: 'probe', subject: `subject-${subject}`, ...(seed ? { seed } : {}) },
+    });
+  if (kinds.includes('link')) {
+    for (let i = 0; i < LINK_SUBJECTS; i++) {
+      const created = await signIn(i, { username: `linked${i}`, display_name: 'Linked' });
+      if (created.statusCode !== 201) throw new Error(`${created.statusCode} ${created.body}`);
+    }
   }
 
   let next = 0;
@@ -116,6 +132,7 @@ try {
         }),
       );
     },
+    link: async () => expectOk(await signIn(next++ % LINK_SUBJECTS)),
   };
 
   const samples = new Map<Kind, number[]>(kinds.map((kind) => [kind, []]));
