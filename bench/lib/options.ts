@@ -26,7 +26,7 @@ export const USAGE = `npm run bench -- [options]
 
   --duration <s>          seconds per measured round (default 4)
   --warmup <s>            seconds of discarded warm-up per process (default 1)
-  --rounds <n>            A/B pairs per scenario: service, floor, service, floor... (default 2)
+  --rounds <n>            A/B pairs per scenario: service, floor, service, floor... (default 3)
   --connections <n>       autocannon connections for the session scenarios (default 50)
   --login-connections <n> connections for password login (default 8)
   --only <a,b>            scenarios among ${ALL_SCENARIOS.join(', ')} (default all)
@@ -48,7 +48,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     options: {
       duration: { type: 'string', default: '4' },
       warmup: { type: 'string', default: '1' },
-      rounds: { type: 'string', default: '2' },
+      rounds: { type: 'string', default: '3' },
       connections: { type: 'string', default: '50' },
       'login-connections': { type: 'string', default: '8' },
       only: { type: 'string' },
