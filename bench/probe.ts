@@ -86,8 +86,7 @@ try {
     });
   if (kinds.includes('link')) {
     for (let i = 0; i < LINK_SUBJECTS; i++) {
-      const created = await signIn(i, { username: `linked${i}`, display_name: 'Linked' });
-      if (created.statusCode !== 201) throw new Error(`${created.statusCode} ${created.body}`);
+      expectStatus(await signIn(i, { username: `linked${i}`, display_name: 'Linked' }), 201);
     }
   }
 
@@ -95,7 +94,7 @@ try {
   const token = () => sessionToken(next++ % SMALL_SHAPE.sessions);
   const send: Record<Kind, () => Promise<void>> = {
     whoami: async () =>
-      expectOk(
+      expectStatus(
         await app.inject({
           method: 'GET',
           url: '/v1/whoami',
@@ -103,7 +102,7 @@ try {
         }),
       ),
     verify: async () =>
-      expectOk(
+      expectStatus(
         await app.inject({
           method: 'POST',
           url: '/v1/sessions/verify',
@@ -117,9 +116,9 @@ try {
         url: '/v1/login',
         headers: { accept: 'application/json' },
       });
-      expectOk(started);
+      expectStatus(started);
       const flow = started.json<{ id: string; csrf_token: string }>();
-      expectOk(
+      expectStatus(
         await app.inject({
           method: 'POST',
           url: `/v1/flows/${flow.id}/password`,
@@ -132,7 +131,7 @@ try {
         }),
       );
     },
-    link: async () => expectOk(await signIn(next++ % LINK_SUBJECTS)),
+    link: async () => expectStatus(await signIn(next++ % LINK_SUBJECTS)),
   };
 
   const samples = new Map<Kind, number[]>(kinds.map((kind) => [kind, []]));
@@ -155,8 +154,8 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-function expectOk(response: LightMyRequestResponse): void {
-  if (response.statusCode !== 200) {
+function expectStatus(response: LightMyRequestResponse, status = 200): void {
+  if (response.statusCode !== status) {
     throw new Error(`${response.statusCode} ${response.body.slice(0, 200)}`);
   }
 }
