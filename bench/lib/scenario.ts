@@ -1,0 +1,227 @@
+/** One scenario on one database: the service and its reference measured in A/B pairs. */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BenchDatabase } from './databases.js';
+import type { LoadResult, ScenarioName } from './load.js';
+import type { BenchOptions } from './options.js';
+import { preflight, sessionBodyBytes } from './preflight.js';
+import {
+  ROOT,
+  type ServerProcess,
+  freePort,
+  machineCpuTicks,
+  runArgon2Bound,
+  runLoadProcess,
+  startFloor,
+  startService,
+  stealShare,
+} from './processes.js';
+import type { ScenarioResult, Side, Target } from './report.js';
+
+export const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+export const PROFILES = join(ROOT, 'bench/results/profiles');
+const RSS_LIMIT_MB = 200;
+
+function merge(results: LoadResult[], memory?: Side['memory']): Side {
+  const ops = results.reduce((sum, r) => sum + r.ops, 0);
+  const seconds = results.reduce((sum, r) => sum + r.durationSec, 0);
+  const unexpected: Record<string, number> = {};
+  for (const r of results) {
+    for (const [status, n] of Object.entries(r.unexpected)) {
+      unexpected[status] = (unexpected[status] ?? 0) + n;
+    }
+  }
+  return {
+    opsPerSec: ops / seconds,
+    rounds: results.map((r) => r.opsPerSec),
+    steal: results.map((r) => r.stealShare ?? NaN),
+    p50: results.reduce((sum, r) => sum + r.p50, 0) / results.length,
+    p99: Math.max(...results.map((r) => r.p99)),
+    unexpected,
+    errors: results.reduce((sum, r) => sum + r.errors, 0),
+    timeouts: results.reduce((sum, r) => sum + r.timeouts, 0),
+    cpuUsPerOp: (results.reduce((sum, r) => sum + (r.serverCpuSeconds ?? NaN), 0) * 1e6) / ops,
+    memory,
+  };
+}
+
+/**
+ * The median over the A/B pairs of service / reference: each pair ran back to back, so a
+ * burst of load from outside (CPU steal on a shared host) that hits one pair does not move
+ * the figure the way it moves a ratio of totals.
+ */
+function medianPairRatio(service: LoadResult[], reference: LoadResult[]): number {
+  const ratios = service
+    .map((round, i) => round.opsPerSec / reference[i]!.opsPerSec)
+    .sort((a, b) => a - b);
+  const middle = ratios.length >> 1;
+  return ratios.length % 2 === 1 ? ratios[middle]! : (ratios[middle - 1]! + ratios[middle]!) / 2;
+}
+
+function targetsFor(
+  db: BenchDatabase,
+  scenario: ScenarioName,
+  service: Side,
+  ratio: number | undefined,
+  connections: number,
+): Target[] {
+  const targets: Target[] = [];
+  const atLeast = (value: number) => ({
+    text: `ratio ≥ ${value}`,
+    pass: ratio !== undefined && ratio >= value,
+  });
+  if (scenario === 'whoami') {
+    targets.push(atLeast(0.75));
+    if (db.kind === 'sqlite') {
+      targets.push({
+        text: `p99 < 5 ms${connections === 50 ? '' : ` (target is at 50 connections, ran ${connections})`}`,
+        pass: service.p99 < 5,
+      });
+    }
+  }
+  if (scenario === 'verify') targets.push(atLeast(0.6));
+  if (scenario === 'login') targets.push(atLeast(0.9));
+  const rss = service.memory?.hwmMb ?? 0;
+  targets.push({ text: `RSS < ${RSS_LIMIT_MB} MB`, pass: rss > 0 && rss < RSS_LIMIT_MB });
+  return targets;
+}
+
+const cpuPer = (result: LoadResult) =>
+  `(${Math.round(((result.serverCpuSeconds ?? NaN) * 1e6) / result.ops)} µs CPU/op)`;
+
+export async function runScenario(
+  options: BenchOptions,
+  db: BenchDatabase,
+  scenario: ScenarioName,
+  workDir: string,
+): Promise<ScenarioResult> {
+  const servicePort = await freePort();
+  const profiling = options.profile;
+  const profileName = `${db.label.replace(' ', '-')}-${scenario}.cpuprofile`;
+  if (profiling) {
+    mkdirSync(PROFILES, { recursive: true });
+    rmSync(join(PROFILES, profileName), { force: true });
+  }
+  const service = await startService({
+    port: servicePort,
+    env: { ...db.env, SERVICE_PORT: String(servicePort) },
+    cpuProfile: profiling ? { dir: PROFILES, name: profileName } : undefined,
+  });
+  let floor: ServerProcess | undefined;
+  const connections = scenario === 'login' ? options.loginConnections : options.connections;
+  const dataFile = join(workDir, `${db.label.replace(' ', '-')}-data.json`);
+  writeFileSync(dataFile, JSON.stringify(db.data));
+  const specFile = join(workDir, 'spec.json');
+  try {
+    const checked = await preflight(service.url, scenario, db);
+    if (!checked.ok) {
+      log(`${db.label} ${scenario}: ${checked.missing ? 'route not available' : 'failed'}`);
+      return {
+        db: db.label,
+        scenario,
+        status: checked.missing ? 'unavailable' : 'failed',
+        note: checked.missing ? 'route not in this build' : checked.note,
+        targets: [],
+      };
+    }
+    const load = async (target: ServerProcess, seconds: number, amount?: number) => {
+      const before = target.cpuSeconds();
+      const ticksBefore = machineCpuTicks();
+      const result = await runLoadProcess(
+        {
+          url: target.url,
+          scenario: target === floor ? 'whoami' : scenario,
+          connections,
+          durationSec: seconds,
+          amount,
+          dataFile,
+        },
+        specFile,
+      );
+      return {
+        ...result,
+        serverCpuSeconds: target.cpuSeconds() - before,
+        stealShare: stealShare(ticksBefore, machineCpuTicks()),
+      };
+    };
+    if (scenario !== 'login') {
+      const floorPort = await freePort();
+      floor = await startFloor({
+        port: floorPort,
+        databaseUrl: db.url,
+        responseBytes: await sessionBodyBytes(service.url, db),
+        env: db.env,
+      });
+    }
+    // Warm-up, discarded: the session scenarios present every one of their tokens twice
+    // (JIT, SQLite and OS page caches see the whole working set, which matters on the
+    // large database), the others run for --warmup seconds.
+    // On the large database the pages behind 10,000 random tokens are spread over ~2 GB:
+    // four passes instead of two before the measured rounds.
+    const passes = db.shape.sessions > 1_000_000 ? 4 : 2;
+    const warmupAmount = ['whoami', 'verify'].includes(scenario)
+      ? db.data.tokens.length * passes
+      : undefined;
+    if (options.warmupSec > 0 || warmupAmount) {
+      await load(service, options.warmupSec, warmupAmount);
+      if (floor) await load(floor, options.warmupSec, db.data.tokens.length * passes);
+    }
+    const serviceRounds: LoadResult[] = [];
+    const referenceRounds: LoadResult[] = [];
+    const measureReference = async (): Promise<LoadResult> => {
+      if (floor) return load(floor, options.durationSec);
+      const ticksBefore = machineCpuTicks();
+      const bound = await runArgon2Bound(options.durationSec, db.env);
+      return {
+        ops: bound.verifications,
+        opsPerSec: bound.perSec,
+        responses: bound.verifications,
+        durationSec: bound.verifications / bound.perSec,
+        p50: NaN,
+        p99: NaN,
+        mean: NaN,
+        unexpected: {},
+        errors: 0,
+        timeouts: 0,
+        serverCpuSeconds: bound.cpuSeconds,
+        stealShare: stealShare(ticksBefore, machineCpuTicks()),
+      };
+    };
+    for (let round = 1; round <= options.rounds; round++) {
+      // A B, then B A: a drift of the machine during the run weighs on both sides alike.
+      let a: LoadResult;
+      let b: LoadResult;
+      if (round % 2 === 1) {
+        a = await load(service, options.durationSec);
+        b = await measureReference();
+      } else {
+        b = await measureReference();
+        a = await load(service, options.durationSec);
+      }
+      serviceRounds.push(a);
+      referenceRounds.push(b);
+      log(
+        `${db.label} ${scenario} round ${round}: service ${a.opsPerSec.toFixed(1)}/s p99 ${a.p99.toFixed(2)} ms ${cpuPer(a)} · ${floor ? 'floor' : 'argon2'} ${b.opsPerSec.toFixed(1)}/s ${cpuPer(b)}${Object.keys(a.unexpected).length ? ` · unexpected ${JSON.stringify(a.unexpected)}` : ''}`,
+      );
+    }
+    const serviceSide = merge(serviceRounds, service.memory());
+    const reference = {
+      ...merge(referenceRounds, floor?.memory()),
+      kind: floor ? ('floor' as const) : ('argon2' as const),
+    };
+    const ratio = medianPairRatio(serviceRounds, referenceRounds);
+    return {
+      db: db.label,
+      scenario,
+      status: 'ok',
+      connections,
+      service: serviceSide,
+      reference,
+      ratio,
+      targets: targetsFor(db, scenario, serviceSide, ratio, connections),
+    };
+  } finally {
+    await service.stop();
+    await floor?.stop();
+  }
+}
