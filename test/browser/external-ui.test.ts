@@ -44,24 +44,17 @@ function fetchFrom(page: Page, url: string, init: { method?: string; json?: unkn
   );
 }
 
-/** A classic form post from the page: a navigation, so no preflight and no CORS. */
+/** A classic form post from the page's origin: a navigation, so no preflight and no CORS. */
 async function formPostFrom(page: Page, url: string, fields: Record<string, string>) {
-  await page.evaluate(
-    ([target, values]) => {
-      const form = document.createElement('form');
-      form.method = 'POST';
-      form.action = target;
-      for (const [key, value] of Object.entries(values)) {
-        const input = document.createElement('input');
-        input.name = key;
-        input.value = value;
-        form.append(input);
-      }
-      document.body.append(form);
-      form.submit();
-    },
-    [url, fields] as const,
+  const attr = (text: string) => text.replaceAll('&', '&amp;').replaceAll('"', '&quot;');
+  const inputs = Object.entries(fields)
+    .map(([key, value]) => `<input type="hidden" name="${attr(key)}" value="${attr(value)}">`)
+    .join('');
+  // setContent rewrites the current document: the form's origin is still the page's.
+  await page.setContent(
+    `<form method="post" action="${attr(url)}">${inputs}<button>Send</button></form>`,
   );
+  await page.getByRole('button', { name: 'Send' }).click();
   await page.waitForURL(url);
 }
 
