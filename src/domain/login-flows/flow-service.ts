@@ -84,6 +84,8 @@ export interface PasswordSubmission {
   username: unknown;
   password: unknown;
   address: string;
+  /** Learns the identity the username names, for the caller's audit row. */
+  seen?: { identityId: string | null };
 }
 
 export const MISSING_CREDENTIALS = 'username and password are required';
@@ -141,7 +143,7 @@ export async function submitPassword(
 
   let identity;
   try {
-    identity = await checkPassword(deps, username, password);
+    identity = await checkPassword(deps, username, password, input.seen);
   } catch (error) {
     if (error instanceof DomainError && CREDENTIAL_FAILURES.has(error.code)) {
       await recordFailure(deps, flow.id, error.code);

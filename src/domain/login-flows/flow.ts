@@ -1,4 +1,5 @@
 import { toIso } from '../../lib/clock.js';
+import { hashToken, secretsEqual } from '../../lib/tokens.js';
 
 export type FlowState = 'created' | 'completed' | 'failed';
 
@@ -62,4 +63,17 @@ export function toFlowView(flow: FlowRecord, now: number): FlowView {
 
 export function toStartedFlow(flow: FlowRecord, now: number): StartedFlow {
   return { ...toFlowView(flow, now), csrf_token: flow.csrf_token };
+}
+
+/**
+ * The value of the cookie binding a flow to the browser it was started in (external login
+ * UI mode). Derived from the CSRF token, so nothing more is stored, and it gives nothing
+ * away: whoever could invert it already holds the token it guards.
+ */
+export function flowBinding(flow: FlowRecord): string {
+  return hashToken(`tessera-flow-binding:${flow.csrf_token}`);
+}
+
+export function isBoundTo(flow: FlowRecord, presented: unknown): boolean {
+  return typeof presented === 'string' && secretsEqual(flowBinding(flow), presented);
 }

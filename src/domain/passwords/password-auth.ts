@@ -15,16 +15,19 @@ export interface PasswordAuthDeps extends IdentityDeps {
  * Checks a username and password. Unknown users, malformed usernames and wrong passwords
  * all cost one argon2 verification and end in the same `invalid_credentials`; only after a
  * correct password may the caller learn that the identity is disabled.
- * The caller must have counted the attempt (`consumeUsernameLimit`) first.
+ * The caller must have counted the attempt (`consumeUsernameLimit`) first. `seen` learns
+ * which identity the username named, for the caller's audit row (never for the answer).
  */
 export async function checkPassword(
   deps: IdentityDeps,
   rawUsername: string,
   password: string,
+  seen?: { identityId: string | null },
 ): Promise<IdentityRecord> {
   const username = parseUsername(rawUsername);
   const identity =
     username === null ? undefined : await deps.store.findIdentityByUsername(username);
+  if (seen && identity) seen.identityId = identity.id;
   const ok = identity?.password_hash
     ? await deps.hasher.verify(identity.password_hash, password)
     : await deps.hasher.verifyDummy(password);

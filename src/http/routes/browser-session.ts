@@ -1,15 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Actor } from '../../domain/audit/audit-log.js';
+import { BROWSER_ACTOR } from '../../domain/login-flows/sign-in-audit.js';
 import { revokeSessionByToken, verifySession } from '../../domain/sessions/session-service.js';
 import { isWellFormedToken } from '../../lib/tokens.js';
 import { clearSessionCookie, sessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
 import { logoutOrigins, refuseForeignOrigin } from '../origins.js';
 import { SessionSchema, responses } from '../schemas.js';
-
-/** The end user ending their own session: audited, but no service acted. */
-const LOGOUT_ACTOR: Actor = { service_name: null, service_id: null, details: { via: 'logout' } };
 
 /**
  * The session CORS zone. Both endpoints read only the `service_session` cookie: an
@@ -50,7 +47,10 @@ export function browserSessionRoutes(app: FastifyInstance, deps: AppDeps): void 
       // Anything that is not a session token names no session: nothing to revoke, and
       // the cookie is cleared all the same.
       if (isWellFormedToken('session', token)) {
-        await revokeSessionByToken(deps, LOGOUT_ACTOR, token);
+        // The end user ending their own session, as the sign-in rows name them. Logout
+        // reads no proxy header, so the address is the connection's peer.
+        const actor = { ...BROWSER_ACTOR, details: { via: 'logout', address: request.ip } };
+        await revokeSessionByToken(deps, actor, token);
       }
       clearSessionCookie(reply, cookieSettings);
       return reply.code(204).send();

@@ -7,12 +7,14 @@ import {
   startFlow,
   submitPassword,
 } from '../../domain/login-flows/flow-service.js';
+import { noteUsername } from '../../domain/login-flows/sign-in-audit.js';
 import { toIso } from '../../lib/clock.js';
 import { isWellFormedToken, secretsEqual } from '../../lib/tokens.js';
 import { CLIENT_IP_HEADER, clientAddress } from '../client-address.js';
 import { setSessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
 import { handleError } from '../errors.js';
+import { clearFlowCookie, presentsFlowCookie, setFlowCookie } from '../flow-cookie.js';
 import {
   isFormPost,
   landingOrigins,
@@ -21,9 +23,15 @@ import {
   sendPage,
 } from '../login-page/respond.js';
 import { loginPage, signedInPage } from '../login-page/render.js';
-import { flowSubmitOrigins, refuseForeignOrigin, returnToAllowList } from '../origins.js';
+import {
+  flowSubmitOrigins,
+  loginUiOrigin,
+  refuseForeignOrigin,
+  returnToAllowList,
+} from '../origins.js';
 import { IdParams, SessionSchema, responses } from '../schemas.js';
 import { presentedCaller } from '../service-auth.js';
+import { attemptOf, signInAuditHooks } from '../sign-in-audit.js';
 
 const Timestamp = Type.String({ format: 'date-time' });
 const FlowFields = {
@@ -39,6 +47,12 @@ const FlowFields = {
 const StartedFlowSchema = Type.Object({ ...FlowFields, csrf_token: Type.String() });
 const FlowDetailSchema = Type.Object({
   ...FlowFields,
+  csrf_token: Type.Optional(
+    Type.String({
+      description:
+        'Only to the login UI (SERVICE_LOGIN_UI_URL): its Origin, in the browser the flow was started in',
+    }),
+  ),
   errors: Type.Array(Type.Object({ error: Type.String(), at: Timestamp })),
 });
 const SubmitResultSchema = Type.Object({
@@ -88,6 +102,8 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
     cookieDomain: deps.config.cookieDomain,
     sessionTtlMs: deps.sessionTtlMs,
   };
+  const uiOrigin = loginUiOrigin(deps.config);
+  const signInAudit = signInAuditHooks(deps.audit);
 
   app.get<{ Querystring: Static<typeof LoginQuery> }>(
     '/v1/login',
@@ -121,6 +137,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
       if (deps.config.loginUiUrl) {
         const target = new URL(deps.config.loginUiUrl);
         target.searchParams.set('flow', flow.id);
+        setFlowCookie(reply, flow, deps.clock.now());
         return reply.header('cache-control', 'no-store').redirect(target.href, 303);
       }
       return sendPage(reply, 200, loginPage({ flow }), landingOrigins(flow));
@@ -133,7 +150,8 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
       config: { action: 'flow_read' },
       schema: {
         tags: ['browser'],
-        description: 'A flow without its CSRF token, with the errors recorded on it, newest last.',
+        description:
+          'A flow with the errors recorded on it, newest last. Its CSRF token only for the login UI, in the browser the flow was started in.',
         params: IdParams,
         response: responses({ 200: FlowDetailSchema }, [...BROWSER_ERRORS, 404]),
       },
@@ -141,8 +159,15 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
     async (request, reply) => {
       await addressOf(deps, request);
       const { flow, errors } = await findFlowWithErrors(deps.store, request.params.id);
+      // External login UI mode: the UI's script needs the token to submit the flow the
+      // 303 sent it. Only its origin gets it (CORS lets no other page read this anyway),
+      // and only with the cookie set at that 303, so a flow id seen elsewhere (history,
+      // logs, a Referer) lets nobody else, browser or not, fetch the token.
+      const fromUi = uiOrigin !== null && request.headers.origin === uiOrigin;
+      const reveal = fromUi && presentsFlowCookie(request, flow);
       return reply.header('cache-control', 'no-store').send({
         ...toFlowView(flow, deps.clock.now()),
+        ...(reveal ? { csrf_token: flow.csrf_token } : {}),
         errors: errors.map((row) => ({ error: row.error, at: toIso(row.at) })),
       });
     },
@@ -174,7 +199,11 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
     '/v1/flows/:id/password',
     {
       config: { action: 'flow_password' },
-      onRequest: refuseForeignOrigin((request) => flowSubmitOrigins(request, deps.config)),
+      onRequest: [
+        signInAudit.onRequest,
+        refuseForeignOrigin((request) => flowSubmitOrigins(request, deps.config)),
+      ],
+      onResponse: signInAudit.onResponse,
       errorHandler: (error, request, reply) =>
         isFormPost(request)
           ? formFailure(error, request as FastifyRequest<SubmitRoute>, reply)
@@ -190,15 +219,21 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
+      const attempt = attemptOf(request);
+      if (attempt) noteUsername(attempt, request.body.username);
       const address = await addressOf(deps, request);
+      if (attempt) attempt.address = address;
       const { returnTo, minted } = await submitPassword(flowDeps, {
         flowId: request.params.id,
         csrfToken: request.body.csrf_token,
         username: request.body.username,
         password: request.body.password,
         address,
+        seen: attempt,
       });
+      if (attempt) attempt.sessionId = minted.session.id;
       setSessionCookie(reply, minted.token, cookieSettings);
+      clearFlowCookie(request, reply, request.params.id);
       if (!isFormPost(request)) return { return_to: returnTo, session: minted.session };
       if (returnTo) return reply.redirect(returnTo, 303);
       return sendPage(reply, 200, signedInPage(minted.session));

@@ -1,0 +1,47 @@
+import type { FastifyRequest, onRequestHookHandler, onResponseHookHandler } from 'fastify';
+import type { AuditLog } from '../domain/audit/audit-log.js';
+import {
+  recordSignIn,
+  type SignInAttempt,
+  signInAttempt,
+} from '../domain/login-flows/sign-in-audit.js';
+import { isWellFormedToken } from '../lib/tokens.js';
+
+/** Each password submission's audit facts, from its first hook to its response. */
+const attempts = new WeakMap<FastifyRequest, SignInAttempt>();
+
+export function attemptOf(request: FastifyRequest): SignInAttempt | undefined {
+  return attempts.get(request);
+}
+
+/**
+ * The hooks auditing `POST /v1/flows/{id}/password`. The row is written when the answer
+ * has gone out, so its outcome is exactly the code the submitter got, whichever stage
+ * refused it (Origin, body parsing, proxy header, flow, CSRF, limits, credentials). The
+ * first hook must run before the Origin check, so a refused Origin is recorded too. A
+ * path that cannot be a flow id is no sign-in attempt (404 without a lookup): no row.
+ */
+export function signInAuditHooks(audit: AuditLog): {
+  onRequest: onRequestHookHandler;
+  onResponse: onResponseHookHandler;
+} {
+  return {
+    onRequest(request, _reply, done) {
+      const id = (request.params as { id?: unknown }).id;
+      if (isWellFormedToken('flow', id)) attempts.set(request, signInAttempt(id, request.ip));
+      done();
+    },
+    onResponse(request, reply, done) {
+      const attempt = attempts.get(request);
+      if (attempt) {
+        const failed = reply.statusCode >= 400;
+        recordSignIn(
+          audit,
+          attempt,
+          request.errorCode ?? (failed ? String(reply.statusCode) : 'ok'),
+        );
+      }
+      done();
+    },
+  };
+}
