@@ -126,7 +126,10 @@ export class PostgresPool {
   }
 
   #unreachable(reason: string): StorageUnavailable {
-    return new StorageUnavailable(undefined, `cannot reach PostgreSQL at ${this.endpoint}: ${reason}`);
+    return new StorageUnavailable(
+      undefined,
+      `cannot reach PostgreSQL at ${this.endpoint}: ${reason}`,
+    );
   }
 }
 
@@ -161,7 +164,10 @@ export class Lease {
         (error: unknown) => {
           clearTimeout(timer);
           const failure = context.lost.has(client)
-            ? new StorageUnavailable(error, `lost the connection to PostgreSQL at ${context.endpoint}`)
+            ? new StorageUnavailable(
+                error,
+                `lost the connection to PostgreSQL at ${context.endpoint}`,
+              )
             : translatePostgresError(error);
           // A statement error the server answered leaves the session known (idle, or in a
           // failed transaction, which release() checks); a failure of the connection or a
