@@ -50,6 +50,8 @@ export class PostgresPool {
   readonly #pool: pg.Pool;
   readonly #timeoutMs: number;
   readonly #context: LeaseContext;
+  /** Connected clients whose socket has not closed yet. */
+  readonly #open = new Set<pg.ClientBase>();
   #ended: Promise<void> | undefined;
 
   constructor(options: PoolOptions) {
@@ -81,9 +83,12 @@ export class PostgresPool {
       // A checked-out client has no pool listener: without this one, losing its connection
       // would be an unhandled 'error' and crash the process. pg emits it (and 'end')
       // before it fails the pending statements, so the mark is set when they fail.
-      const markLost = () => lost.add(client);
-      client.on('error', markLost);
-      client.on('end', markLost);
+      client.on('error', () => lost.add(client));
+      client.once('end', () => {
+        lost.add(client);
+        this.#open.delete(client);
+      });
+      this.#open.add(client);
     });
   }
 
@@ -119,10 +124,28 @@ export class PostgresPool {
     }
   }
 
-  /** Closes every connection; idempotent (Kysely's destroy and the store's close both call it). */
+  /**
+   * Closes every connection, and resolves once the server has closed each session too (a
+   * backend closes its socket only as it exits), so that nothing of this process is left
+   * on the server; a server that does not answer is given the timeout, then left.
+   * Idempotent: Kysely's destroy and the store's close both call it.
+   */
   end(): Promise<void> {
-    this.#ended ??= this.#pool.end();
+    this.#ended ??= this.#close();
     return this.#ended;
+  }
+
+  async #close(): Promise<void> {
+    const closed = [...this.#open].map(
+      (client) => new Promise((resolve) => client.once('end', resolve)),
+    );
+    await this.#pool.end();
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.#timeoutMs).unref();
+    });
+    await Promise.race([Promise.all(closed), bound]);
+    clearTimeout(timer);
   }
 
   #unreachable(reason: string): StorageUnavailable {
