@@ -94,40 +94,32 @@ export class PostgresPool {
 
   /** A connection of the caller's own until `release()`. */
   connect(): Promise<Lease> {
-    if (this.#ended) return Promise.reject(this.#unreachable('the store is closed'));
-    return new Promise((resolve, reject) => {
-      let late = false;
-      const timer = setTimeout(() => {
-        late = true;
-        reject(this.#unreachable(`no connection within ${this.#timeoutMs} ms`));
-      }, this.#timeoutMs);
-      this.#pool.connect((error, client, done) => {
-        clearTimeout(timer);
-        if (late) {
-          if (client) done();
-        } else if (error || !client) {
-          reject(new StorageUnavailable(error, connectFailureMessage(this.endpoint, error)));
-        } else {
-          resolve(new Lease(client, this.#context));
-        }
-      });
-    });
+    return new Promise((resolve, reject) =>
+      this.#acquire((error, lease) => (lease ? resolve(lease) : reject(error))),
+    );
   }
 
-  /** One statement on a connection of its own, outside any transaction. */
-  async query<R>(statement: Statement): Promise<Answer<R>> {
-    const lease = await this.connect();
-    try {
-      return await lease.query<R>(statement);
-    } finally {
-      lease.release();
-    }
+  /**
+   * One statement on a connection of its own, outside any transaction. Callbacks inside,
+   * not async/await: this carries the session check of every request.
+   */
+  query<R>(statement: Statement): Promise<Answer<R>> {
+    return new Promise((resolve, reject) =>
+      this.#acquire((error, lease) => {
+        if (!lease) return reject(error);
+        lease.run<R>(statement, undefined, (failure, answer) => {
+          lease.release();
+          if (answer) resolve(answer);
+          else reject(failure);
+        });
+      }),
+    );
   }
 
   /**
    * Closes every connection, and resolves once the server has closed each session too (a
    * backend closes its socket only as it exits), so that nothing of this process is left
-   * on the server; a server that does not answer is given the timeout, then left.
+   * on the server; a server that does not answer is given a second at most, then left.
    * Idempotent: Kysely's destroy and the store's close both call it.
    */
   end(): Promise<void> {
@@ -142,10 +134,31 @@ export class PostgresPool {
     await this.#pool.end();
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.#timeoutMs).unref();
+      // A healthy server closes a session in milliseconds; one that does not answer must
+      // not hold up a shutdown (a container gets a few seconds in all).
+      timer = setTimeout(resolve, Math.min(this.#timeoutMs, 1000)).unref();
     });
     await Promise.race([Promise.all(closed), bound]);
     clearTimeout(timer);
+  }
+
+  #acquire(callback: (error: StorageUnavailable | undefined, lease?: Lease) => void): void {
+    if (this.#ended) return callback(this.#unreachable('the store is closed'));
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      callback(this.#unreachable(`no connection within ${this.#timeoutMs} ms`));
+    }, this.#timeoutMs);
+    this.#pool.connect((error, client, done) => {
+      clearTimeout(timer);
+      if (late) {
+        if (client) done();
+      } else if (error || !client) {
+        callback(new StorageUnavailable(error, connectFailureMessage(this.endpoint, error)));
+      } else {
+        callback(undefined, new Lease(client, this.#context));
+      }
+    });
   }
 
   #unreachable(reason: string): StorageUnavailable {
@@ -172,36 +185,45 @@ export class Lease {
   ) {}
 
   query<R>(statement: string | Statement, values?: unknown[]): Promise<Answer<R>> {
+    return new Promise((resolve, reject) =>
+      this.run<R>(statement, values, (failure, answer) =>
+        answer ? resolve(answer) : reject(failure),
+      ),
+    );
+  }
+
+  /** `query` with a callback, which gets exactly one of a failure (a storage error, or a bug's error) and an answer. */
+  run<R>(
+    statement: string | Statement,
+    values: unknown[] | undefined,
+    callback: (failure: unknown, answer?: Answer<R>) => void,
+  ): void {
     const { client, context } = this;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      this.#stateUnknown = true;
+      const message = `no answer from PostgreSQL at ${context.endpoint} within ${context.readTimeoutMs} ms`;
+      callback(new StorageTimeout(undefined, message));
+    }, context.readTimeoutMs);
+    const done = (error: Error | undefined, result: pg.QueryResult) => {
+      clearTimeout(timer);
+      if (settled) return;
+      settled = true;
+      if (!error) return callback(undefined, result);
+      const failure = context.lost.has(client)
+        ? new StorageUnavailable(error, `lost the connection to PostgreSQL at ${context.endpoint}`)
+        : translatePostgresError(error);
+      // A statement error the server answered leaves the session known (idle, or in a
+      // failed transaction, which release() checks); a failure of the connection or a
+      // server going away (57P01, 08xxx, ...) does not.
+      if (!(error instanceof pg.DatabaseError) || failure instanceof StorageUnavailable) {
         this.#stateUnknown = true;
-        const message = `no answer from PostgreSQL at ${context.endpoint} within ${context.readTimeoutMs} ms`;
-        reject(new StorageTimeout(undefined, message));
-      }, context.readTimeoutMs);
-      client.query(statement as pg.QueryConfig, values).then(
-        (result) => {
-          clearTimeout(timer);
-          resolve(result);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          const failure = context.lost.has(client)
-            ? new StorageUnavailable(
-                error,
-                `lost the connection to PostgreSQL at ${context.endpoint}`,
-              )
-            : translatePostgresError(error);
-          // A statement error the server answered leaves the session known (idle, or in a
-          // failed transaction, which release() checks); a failure of the connection or a
-          // server going away (57P01, 08xxx, ...) does not.
-          if (!(error instanceof pg.DatabaseError) || failure instanceof StorageUnavailable) {
-            this.#stateUnknown = true;
-          }
-          reject(failure);
-        },
-      );
-    });
+      }
+      callback(failure);
+    };
+    if (typeof statement === 'string') client.query(statement, values ?? [], done);
+    else client.query(statement as pg.QueryConfig, done);
   }
 
   /**
