@@ -17,7 +17,7 @@ export interface PoolOptions {
  * connection stranded mid-transaction by a path that did not discard it. Tessera's
  * transactions run their statements back to back, so the margin is for event-loop stalls.
  */
-export function idleInTransactionTimeoutMs(timeoutMs: number): number {
+function idleInTransactionTimeoutMs(timeoutMs: number): number {
   return Math.max(10_000, 2 * timeoutMs);
 }
 
@@ -192,7 +192,10 @@ export class Lease {
     );
   }
 
-  /** `query` with a callback, which gets exactly one of a failure (a storage error, or a bug's error) and an answer. */
+  /**
+   * `query` with a callback, called once, with either a failure (a storage error, or a
+   * bug's own error) or the answer.
+   */
   run<R>(
     statement: string | Statement,
     values: unknown[] | undefined,
@@ -222,8 +225,13 @@ export class Lease {
       }
       callback(failure);
     };
-    if (typeof statement === 'string') client.query(statement, values ?? [], done);
-    else client.query(statement as pg.QueryConfig, done);
+    try {
+      if (typeof statement === 'string') client.query(statement, values ?? [], done);
+      else client.query(statement as pg.QueryConfig, done);
+    } catch (error) {
+      // A statement pg refuses before sending (a bug): fail it like any other.
+      done(error as Error, undefined as never);
+    }
   }
 
   /**
