@@ -5,6 +5,7 @@ import { toAuditEntry } from '../domain/audit/audit.js';
 import { DomainError } from '../domain/errors.js';
 import { sweep } from '../domain/sweep.js';
 import { serve } from '../serve.js';
+import { isStorageError } from '../storage/errors.js';
 import { cliActor, printJson, withServices } from './context.js';
 import { identityCommands } from './identity.js';
 import { svcCommands } from './svc.js';
@@ -79,6 +80,8 @@ function describe(error: unknown): string {
     return error.hasClientMessage ? `${error.code}: ${error.message}` : error.code;
   }
   if (error instanceof ConfigError) return error.message;
+  // Written for operators ("cannot reach PostgreSQL at host:port: connection refused").
+  if (isStorageError(error)) return (error as Error).message;
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return String(error);
 }

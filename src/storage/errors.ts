@@ -11,15 +11,22 @@ export class UniqueViolation extends Error {
 }
 
 export class StorageUnavailable extends Error {
-  constructor(override readonly cause: unknown) {
-    super('database unavailable');
+  /** `message` may name the endpoint and cause for operators; it never reaches a client. */
+  constructor(
+    override readonly cause: unknown,
+    message = 'database unavailable',
+  ) {
+    super(message);
     this.name = 'StorageUnavailable';
   }
 }
 
 export class StorageTimeout extends Error {
-  constructor(override readonly cause: unknown) {
-    super('database query timed out');
+  constructor(
+    override readonly cause: unknown,
+    message = 'database query timed out',
+  ) {
+    super(message);
     this.name = 'StorageTimeout';
   }
 }

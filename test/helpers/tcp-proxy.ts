@@ -1,5 +1,13 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
+/** Client data stopped on its way to the server (see `TcpProxy.holdClientData`). */
+export interface HeldData {
+  /** Resolves once a matching chunk has arrived and is being held. */
+  readonly reached: Promise<void>;
+  /** Lets the held chunk, and everything that queued behind it, through. */
+  release(): void;
+}
+
 /**
  * A TCP pass-through the test can cut and restore: `stop()` destroys every open connection
  * and closes the listener (the database looks unreachable), `start()` listens again on the
@@ -8,6 +16,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 export class TcpProxy {
   #server: Server | undefined;
   readonly #sockets = new Set<Socket>();
+  #hold: { match: (chunk: Buffer) => boolean; waiting: (() => void)[]; hit(): void } | undefined;
   port = 0;
   /** When false, connections are accepted and then left hanging (a black-holed network). */
   forward = true;
@@ -32,7 +41,7 @@ export class TcpProxy {
           upstream.destroy();
         });
       }
-      client.pipe(upstream);
+      this.#forward(client, upstream);
       upstream.pipe(client);
     });
     await new Promise<void>((resolve, reject) => {
@@ -43,6 +52,51 @@ export class TcpProxy {
     if (address && typeof address === 'object') this.port = address.port;
     this.#server = server;
     return this.port;
+  }
+
+  /**
+   * Holds the next chunk a client sends that `match` accepts (e.g. one query message) and
+   * everything that connection sends after it, in order, until `release()`: the statement
+   * reaches the server late, as over a congested network. One chunk, once.
+   */
+  holdClientData(match: (chunk: Buffer) => boolean): HeldData {
+    let hit = () => undefined as void;
+    const reached = new Promise<void>((resolve) => (hit = resolve));
+    const hold = { match, waiting: [] as (() => void)[], hit };
+    this.#hold = hold;
+    return {
+      reached,
+      release: () => {
+        if (this.#hold === hold) this.#hold = undefined;
+        for (const flush of hold.waiting.splice(0)) flush();
+      },
+    };
+  }
+
+  #forward(client: Socket, upstream: Socket): void {
+    let held: Buffer[] | undefined;
+    let ended = false;
+    client.on('data', (chunk: Buffer) => {
+      const hold = this.#hold;
+      if (held) {
+        held.push(chunk);
+      } else if (hold?.match(chunk)) {
+        this.#hold = undefined;
+        held = [chunk];
+        hold.waiting.push(() => {
+          for (const data of held ?? []) upstream.write(data);
+          held = undefined;
+          if (ended) upstream.end();
+        });
+        hold.hit();
+      } else {
+        upstream.write(chunk);
+      }
+    });
+    client.on('end', () => {
+      ended = true;
+      if (!held) upstream.end();
+    });
   }
 
   async stop(): Promise<void> {

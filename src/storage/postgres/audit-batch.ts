@@ -1,7 +1,6 @@
-import type pg from 'pg';
 import type { AuditRecord } from '../../domain/audit/audit.js';
 import type { Store } from '../../domain/store.js';
-import { translatePostgresError } from './errors.js';
+import type { PostgresPool } from './pool.js';
 
 const COLUMN_TYPES = {
   id: 'text',
@@ -26,16 +25,12 @@ const INSERT = `INSERT INTO audit_log (${COLUMNS.join(', ')}) SELECT * FROM unne
  * the Kysely insert (a retried batch is not written twice). Rows written inside a
  * mutation's transaction still go through that transaction's store.
  */
-export function postgresAuditBatch(pool: pg.Pool): Pick<Store, 'insertAuditRecords'> {
+export function postgresAuditBatch(pool: PostgresPool): Pick<Store, 'insertAuditRecords'> {
   return {
     async insertAuditRecords(records) {
       if (records.length === 0) return;
       const values = COLUMNS.map((column) => records.map((record) => record[column]));
-      try {
-        await pool.query({ name: 'tessera_audit_batch', text: INSERT, values });
-      } catch (error) {
-        throw translatePostgresError(error);
-      }
+      await pool.query({ name: 'tessera_audit_batch', text: INSERT, values });
     },
   };
 }

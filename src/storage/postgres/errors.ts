@@ -1,44 +1,60 @@
+import pg from 'pg';
 import { StorageTimeout, StorageUnavailable, UniqueViolation } from '../errors.js';
 
-const UNREACHABLE_ERRNO = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-]);
+const UNREACHABLE: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection closed',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+};
 
-/** PostgreSQL SQLSTATEs, pg client failures and socket errors to storage errors. */
+/** Why no connection could be had, in words an operator acts on; never a credential. */
+export function connectFailureMessage(endpoint: string, error: unknown): string {
+  if (error instanceof pg.DatabaseError) {
+    // The server answered: not accepting connections (55000), too many connections
+    // (53300), starting up or shutting down (57P03), authentication, unknown database.
+    return `PostgreSQL at ${endpoint} refused the connection: ${error.message} (SQLSTATE ${error.code})`;
+  }
+  return `cannot reach PostgreSQL at ${endpoint}: ${unreachableReason(error)}`;
+}
+
+function unreachableReason(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && code in UNREACHABLE) return UNREACHABLE[code]!;
+  if (error instanceof AggregateError && error.errors.length > 0) {
+    // Node tries every address of a name (IPv6 and IPv4) and reports them together.
+    return unreachableReason(error.errors[0]);
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * SQLSTATEs meaning "cannot serve now", answered 503 so that clients retry: 25006 a
+ * read-only transaction (a standby, or default_transaction_read_only), 25P03 the
+ * idle-in-transaction backstop ended the session, 58000/58030 system and I/O errors.
+ * Whole classes below: 08 connection exceptions, 53 insufficient resources (too many
+ * connections, out of memory, disk full), 57 operator intervention (admin shutdown,
+ * crash shutdown, cannot connect now, database dropped) except 57014.
+ */
+const UNAVAILABLE_STATES = new Set(['25006', '25P03', '58000', '58030']);
+const UNAVAILABLE_CLASSES = new Set(['08', '53', '57']);
+/** 57014: statement_timeout cancelled the statement; 55P03: lock_timeout, if set. */
+const TIMEOUT_STATES = new Set(['57014', '55P03']);
+
+/**
+ * A server error to a storage error, by SQLSTATE. Failures without one (connect, read
+ * timeout, lost connection) are labelled where they happen, in pool.ts.
+ */
 export function translatePostgresError(error: unknown): unknown {
-  if (!(error instanceof Error)) return error;
-  const code = (error as { code?: unknown }).code;
+  if (!(error instanceof pg.DatabaseError)) return error;
+  const code = error.code ?? '';
   if (code === '23505') return new UniqueViolation(error);
-  // No connection within the timeout (a server that does not answer, or no free pooled
-  // client): the database is unreachable, not a slow query.
-  if (/connection timeout|timeout exceeded when trying to connect/i.test(error.message)) {
-    return new StorageUnavailable(error);
-  }
-  // 57014: statement_timeout cancelled the query; the client-side timeout says so in words.
-  if (code === '57014' || /timeout/i.test(error.message)) return new StorageTimeout(error);
-  if (typeof code === 'string') {
-    // 08: connection exceptions; 57P0x: server shutting down; 53300: too many connections.
-    if (
-      code.startsWith('08') ||
-      code.startsWith('57P') ||
-      code === '53300' ||
-      UNREACHABLE_ERRNO.has(code)
-    ) {
-      return new StorageUnavailable(error);
-    }
-  }
-  if (
-    /Connection terminated|not queryable|Client has encountered a connection error/i.test(
-      error.message,
-    )
-  ) {
+  if (TIMEOUT_STATES.has(code)) return new StorageTimeout(error);
+  if (UNAVAILABLE_STATES.has(code) || UNAVAILABLE_CLASSES.has(code.slice(0, 2))) {
     return new StorageUnavailable(error);
   }
   return error;

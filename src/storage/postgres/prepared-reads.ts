@@ -1,9 +1,8 @@
-import type pg from 'pg';
 import type { IdentityRecord } from '../../domain/identities/identity.js';
 import type { ServiceTokenRecord } from '../../domain/service-tokens/service-token.js';
 import type { Store } from '../../domain/store.js';
 import { type SessionCheckTuple, fromSessionCheckTuple, hotPathSql } from '../queries/sessions.js';
-import { translatePostgresError } from './errors.js';
+import type { PostgresPool } from './pool.js';
 
 export type PreparedReads = Pick<
   Store,
@@ -18,7 +17,7 @@ export type PreparedReads = Pick<
  * holding a transaction, so these read committed data only; reads inside a transaction go
  * through the transaction's own store.
  */
-export function postgresPreparedReads(pool: pg.Pool): PreparedReads {
+export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
   const sql = hotPathSql('$1');
 
   async function first<Row extends object>(
@@ -26,26 +25,18 @@ export function postgresPreparedReads(pool: pg.Pool): PreparedReads {
     text: string,
     key: string,
   ): Promise<Row | undefined> {
-    try {
-      return (await pool.query<Row>({ name, text, values: [key] })).rows[0];
-    } catch (error) {
-      throw translatePostgresError(error);
-    }
+    return (await pool.query<Row>({ name, text, values: [key] })).rows[0];
   }
 
   return {
     async findSessionByTokenHash(tokenHash) {
-      try {
-        const { rows } = await pool.query<SessionCheckTuple>({
-          name: 'tessera_session_check',
-          text: sql.sessionCheckByTokenHash,
-          values: [tokenHash],
-          rowMode: 'array',
-        });
-        return rows[0] && fromSessionCheckTuple(rows[0], tokenHash);
-      } catch (error) {
-        throw translatePostgresError(error);
-      }
+      const { rows } = await pool.query<SessionCheckTuple>({
+        name: 'tessera_session_check',
+        text: sql.sessionCheckByTokenHash,
+        values: [tokenHash],
+        rowMode: 'array',
+      });
+      return rows[0] && fromSessionCheckTuple(rows[0], tokenHash);
     },
     findServiceTokenByHash(tokenHash) {
       return first<ServiceTokenRecord>(
