@@ -103,7 +103,7 @@ describeEachDatabase('sessions', (kind) => {
       const result = await setIdentityState(t.deps, testActor, identity.id, 'disabled', {
         revokeSessions: true,
       });
-      expect(result.revokedSessions).toBe(2);
+      expect(result.revoked_sessions).toBe(2);
       await setIdentityState(t.deps, testActor, identity.id, 'active');
       for (const session of sessions)
         expectError(await verify(session.token), 401, 'invalid_token');
