@@ -15,7 +15,14 @@ const json = wantsJson(process.argv.slice(2));
 const program = new Command()
   .name('tessera')
   .description('Tessera identity and session service')
-  .version(packageVersion())
+  // Not commander's .version(), which wants the text up front: package.json is read only
+  // when asked for, so no other command depends on finding it (a build run from another
+  // place has none above it).
+  .option('-V, --version', 'output the version number')
+  .on('option:version', () => {
+    process.stdout.write(`${packageVersion()}\n`);
+    process.exit(0);
+  })
   .exitOverride()
   // With --json, commander's own error text and help stay off the terminal: the failure
   // is reported once, as the JSON document. Subcommands inherit this configuration.

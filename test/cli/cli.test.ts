@@ -189,11 +189,11 @@ describe('tessera CLI on SQLite', () => {
       const session = sessionRow(alice.id, { expires_at: Date.now() + 3_600_000 });
       await store.insertSession(stored(session));
       try {
-        const disabled = await cliJson<{ identity: Identity; revokedSessions: number }>(
+        const disabled = await cliJson<{ identity: Identity; revoked_sessions: number }>(
           ['identity', 'disable', 'alice'],
           box.env,
         );
-        expect(disabled).toMatchObject({ identity: { state: 'disabled' }, revokedSessions: 0 });
+        expect(disabled).toMatchObject({ identity: { state: 'disabled' }, revoked_sessions: 0 });
         expect((await store.findSessionById(session.id))?.revoked_at).toBeNull();
         const enabled = await cliJson<{ identity: Identity }>(
           ['identity', 'enable', alice.id],

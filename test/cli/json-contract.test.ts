@@ -64,8 +64,12 @@ describe('tessera CLI: what a script can rely on', { timeout: 180_000 }, () => {
         tsc,
         ...['-p', 'tsconfig.build.json', '--outDir', join(pkg, 'dist')],
       ]);
+      const main = join(pkg, 'dist', 'cli', 'main.js');
+      // Only --version needs package.json: without one above the build, the rest still works.
+      const migrated = await runNode([main, 'migrate', '--json'], box.env);
+      expect(migrated).toMatchObject({ code: 0, stderr: '' });
       copyFileSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
-      const result = await runNode([join(pkg, 'dist', 'cli', 'main.js'), '--version'], box.env);
+      const result = await runNode([main, '--version'], box.env);
       expect(result).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
     } finally {
       rmSync(pkg, { recursive: true, force: true });

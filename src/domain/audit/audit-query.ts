@@ -5,8 +5,6 @@ import { type AuditEntry, type AuditFilter, type AuditStore, toAuditEntry } from
 export interface AuditQueryInput {
   limit?: number;
   actions?: string[];
-  /** An identity id, already resolved by the caller. */
-  target_identity?: string;
   /** ISO 8601 instants: since inclusive, until exclusive. */
   since?: string;
   until?: string;
@@ -54,7 +52,6 @@ export function parseAuditQuery(input: AuditQueryInput): AuditQuery {
     }
     filter.actions = [...new Set(input.actions)];
   }
-  if (input.target_identity !== undefined) filter.target_identity = input.target_identity;
   if (input.since !== undefined) filter.since = parseInstant('since', input.since);
   if (input.until !== undefined) filter.until = parseInstant('until', input.until);
   if (filter.since !== undefined && filter.until !== undefined && filter.since >= filter.until) {
