@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
-import { createArgon2Hasher, type PasswordHasher } from './domain/passwords/password-hasher.js';
+import type { PasswordHasher } from './domain/passwords/password-hasher.js';
 import type { AppDeps } from './http/deps.js';
-import { buildServer } from './http/server.js';
+import { createArgon2Hasher } from './lib/argon2-hasher.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { resolvePepper } from './pepper.js';
 import { openStorage } from './storage/open.js';
@@ -84,6 +84,9 @@ export async function buildApp(
   log = consoleLog,
 ): Promise<App> {
   const services = await buildServices(config, log, overrides);
+  // Loaded here, not at the top: the CLI shares buildServices and must not load the HTTP
+  // adapter (Fastify, the routes) for commands that never serve.
+  const { buildServer } = await import('./http/server.js');
   const app = await buildServer(services.deps);
   return {
     app,

@@ -2,7 +2,11 @@ import { userInfo } from 'node:os';
 import { buildServices, consoleLog } from '../app.js';
 import { loadConfig } from '../config.js';
 import type { Actor } from '../domain/audit/audit-log.js';
-import type { AppDeps } from '../http/deps.js';
+import type { IdentityDeps } from '../domain/identities/identity-service.js';
+import type { StoreHandle } from '../storage/store.js';
+
+/** What the commands use of the services the server also builds. */
+export type CliDeps = IdentityDeps & { store: StoreHandle };
 
 /** CLI actions are audited as service `cli`, with the operating-system user who ran them. */
 export function cliActor(): Actor {
@@ -20,7 +24,7 @@ export function cliActor(): Actor {
  * command reports what it applied itself), runs `work`, and closes it.
  */
 export async function withServices<T>(
-  work: (deps: AppDeps) => Promise<T>,
+  work: (deps: CliDeps) => Promise<T>,
   { migrate = true }: { migrate?: boolean } = {},
 ): Promise<T> {
   const services = await buildServices(loadConfig(), consoleLog);
@@ -30,8 +34,4 @@ export async function withServices<T>(
   } finally {
     await services.close();
   }
-}
-
-export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }

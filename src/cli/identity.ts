@@ -1,21 +1,15 @@
 import type { Command } from 'commander';
-import { validationError } from '../domain/errors.js';
 import {
   registerIdentity,
   resolveIdentity,
   setIdentityState,
 } from '../domain/identities/identity-service.js';
-import { toIdentity } from '../domain/identities/identity.js';
-import { cliActor, printJson, withServices } from './context.js';
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  // One trailing newline is the terminator of `echo`/a heredoc, not part of the password.
-  return Buffer.concat(chunks)
-    .toString('utf8')
-    .replace(/\r?\n$/, '');
-}
+import { requirePasswordPolicy, toIdentity } from '../domain/identities/identity.js';
+import { listIdentities, parseIdentityListQuery } from '../domain/identities/list-identities.js';
+import { setPassword } from '../domain/passwords/set-password.js';
+import { cliActor, withServices } from './context.js';
+import { parseCount, readPasswordFromStdin } from './input.js';
+import { printJson, printList } from './output.js';
 
 export function identityCommands(program: Command): void {
   const identity = program.command('identity').description('identities (users)');
@@ -34,10 +28,7 @@ export function identityCommands(program: Command): void {
         passwordStdin?: boolean;
         json?: boolean;
       }) => {
-        if (!options.passwordStdin) {
-          throw validationError('--password-stdin is required: passwords never go in arguments');
-        }
-        const password = await readStdin();
+        const password = await readPasswordFromStdin(options.passwordStdin);
         const created = await withServices((deps) =>
           registerIdentity(deps, cliActor(), {
             username: options.username,
@@ -51,6 +42,26 @@ export function identityCommands(program: Command): void {
     );
 
   identity
+    .command('list')
+    .description('list identities, newest first')
+    .option('--state <state>', 'only identities in this state: active or disabled')
+    .option('--limit <n>', 'at most this many (1-10000, default 50)')
+    .option('--json', 'print one JSON document')
+    .action(async (options: { state?: string; limit?: string; json?: boolean }) => {
+      const query = parseIdentityListQuery({
+        state: options.state,
+        limit: parseCount(options.limit),
+      });
+      const identities = await withServices((deps) => listIdentities(deps.store, query));
+      printList(
+        identities,
+        options.json,
+        'no identities',
+        (found) => `${found.id}  ${found.username}  ${found.state}  created ${found.created_at}`,
+      );
+    });
+
+  identity
     .command('show <idOrUsername>')
     .description('show an identity by id or username')
     .option('--json', 'print one JSON document')
@@ -61,6 +72,33 @@ export function identityCommands(program: Command): void {
       if (options.json) return printJson(found);
       for (const [key, value] of Object.entries(found)) console.log(`${key}: ${value ?? ''}`);
     });
+
+  identity
+    .command('set-password <idOrUsername>')
+    .description(
+      "set an identity's password from standard input; revokes its sessions unless --keep-sessions",
+    )
+    .option('--password-stdin', 'read the password from standard input')
+    .option('--keep-sessions', 'keep the live sessions of the identity')
+    .option('--json', 'print one JSON document')
+    .action(
+      async (
+        idOrUsername: string,
+        options: { passwordStdin?: boolean; keepSessions?: boolean; json?: boolean },
+      ) => {
+        const password = await readPasswordFromStdin(options.passwordStdin);
+        requirePasswordPolicy(password); // refuse bad input before opening the database
+        const changed = await withServices(async (deps) => {
+          const target = await resolveIdentity(deps.store, idOrUsername);
+          return setPassword(deps, cliActor(), target.id, password, {
+            revokeSessions: !options.keepSessions,
+          });
+        });
+        if (options.json) return printJson(changed);
+        console.log(`set the password of ${changed.identity.username} (${changed.identity.id})`);
+        if (!options.keepSessions) console.log(`revoked ${changed.revoked_sessions} session(s)`);
+      },
+    );
 
   for (const [name, state] of [
     ['disable', 'disabled'],
@@ -82,7 +120,7 @@ export function identityCommands(program: Command): void {
         );
         if (options.json) return printJson(result);
         console.log(`${result.identity.username} (${result.identity.id}) is now ${state}`);
-        if (options.revokeSessions) console.log(`revoked ${result.revokedSessions} session(s)`);
+        if (options.revokeSessions) console.log(`revoked ${result.revoked_sessions} session(s)`);
       },
     );
   }

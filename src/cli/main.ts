@@ -1,31 +1,50 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
-import { ConfigError, loadConfig } from '../config.js';
-import { toAuditEntry } from '../domain/audit/audit.js';
-import { DomainError } from '../domain/errors.js';
+import { loadConfig } from '../config.js';
 import { sweep } from '../domain/sweep.js';
-import { serve } from '../serve.js';
-import { isStorageError } from '../storage/errors.js';
-import { cliActor, printJson, withServices } from './context.js';
+import { auditCommands } from './audit.js';
+import { cliActor, withServices } from './context.js';
+import { exitStatus, reportFailure, toFailure } from './failure.js';
 import { identityCommands } from './identity.js';
+import { printJson, wantsJson } from './output.js';
 import { svcCommands } from './svc.js';
+import { packageVersion } from './version.js';
+
+const json = wantsJson(process.argv.slice(2));
 
 const program = new Command()
   .name('tessera')
   .description('Tessera identity and session service')
+  // Not commander's .version(), which wants the text up front: package.json is read only
+  // when asked for, so no other command depends on finding it (a build run from another
+  // place has none above it).
+  .option('-V, --version', 'output the version number')
+  .on('option:version', () => {
+    process.stdout.write(`${packageVersion()}\n`);
+    process.exit(0);
+  })
   .exitOverride()
-  .showHelpAfterError();
+  // With --json, commander's own error text and help stay off the terminal: the failure
+  // is reported once, as the JSON document. Subcommands inherit this configuration.
+  .configureOutput(json ? { writeErr: () => undefined } : {})
+  .showHelpAfterError(!json);
 
 program
   .command('serve')
   .description('run the HTTP service (migrates first)')
-  .action(() => serve(loadConfig()));
+  .action(async () => {
+    // Imported on use: the other commands never load the HTTP adapter.
+    const { serve } = await import('../serve.js');
+    await serve(loadConfig());
+  });
 
 program
   .command('migrate')
   .description('apply pending database migrations')
-  .action(async () => {
+  .option('--json', 'print one JSON document')
+  .action(async (options: { json?: boolean }) => {
     const applied = await withServices((deps) => deps.store.migrate(), { migrate: false });
+    if (options.json) return printJson({ applied });
     console.log(applied.length ? `applied ${applied.join(', ')}` : 'database is up to date');
   });
 
@@ -47,49 +66,17 @@ program
     );
   });
 
-program
-  .command('audit')
-  .description('the audit log')
-  .command('list')
-  .description('most recent audit entries first')
-  .option('--limit <n>', 'how many entries', '50')
-  .option('--json', 'print one JSON document')
-  .action(async (options: { limit: string; json?: boolean }) => {
-    const limit = Number(options.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
-      throw new DomainError('validation_error', '--limit must be an integer from 1 to 10000');
-    }
-    const entries = await withServices(async (deps) =>
-      (await deps.store.listAuditRecords(limit)).map(toAuditEntry),
-    );
-    if (options.json) return printJson(entries);
-    for (const entry of entries) {
-      const who = entry.service_name ?? '-';
-      const target = entry.target_identity ?? '-';
-      console.log(
-        `${entry.timestamp}  ${entry.action}  ${entry.outcome}  service=${who}  identity=${target}  ${JSON.stringify(entry.details)}`,
-      );
-    }
-  });
-
+auditCommands(program);
 identityCommands(program);
 svcCommands(program);
-
-function describe(error: unknown): string {
-  if (error instanceof DomainError) {
-    return error.hasClientMessage ? `${error.code}: ${error.message}` : error.code;
-  }
-  if (error instanceof ConfigError) return error.message;
-  // Written for operators ("cannot reach PostgreSQL at host:port: connection refused").
-  if (isStorageError(error)) return (error as Error).message;
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return String(error);
-}
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  if (error instanceof CommanderError) process.exit(error.exitCode);
-  console.error(`tessera: ${describe(error).split('\n')[0]}`);
-  process.exit(1);
+  // --help and --version end here too, with status 0 and their output already written.
+  if (error instanceof CommanderError && error.exitCode === 0) process.exit(0);
+  const failure = toFailure(error);
+  // Without --json, commander has already printed its usage error with the help.
+  if (json || !(error instanceof CommanderError)) reportFailure(failure, json);
+  process.exit(exitStatus(failure));
 }

@@ -4,7 +4,8 @@ import {
   listServiceTokens,
   revokeServiceToken,
 } from '../domain/service-tokens/service-token-service.js';
-import { cliActor, printJson, withServices } from './context.js';
+import { cliActor, withServices } from './context.js';
+import { printJson, printList } from './output.js';
 
 export function svcCommands(program: Command): void {
   const svc = program.command('svc').description('service tokens and their grants');
@@ -46,10 +47,9 @@ export function svcCommands(program: Command): void {
     .option('--json', 'print one JSON document')
     .action(async (options: { json?: boolean }) => {
       const tokens = await withServices((deps) => listServiceTokens(deps.store));
-      if (options.json) return printJson(tokens);
-      for (const token of tokens) {
+      printList(tokens, options.json, 'no service tokens', (token) => {
         const state = token.revoked_at ? `revoked ${token.revoked_at}` : 'active';
-        console.log(`${token.id}  ${token.name}  [${token.grants.join(', ')}]  ${state}`);
-      }
+        return `${token.id}  ${token.name}  [${token.grants.join(', ')}]  ${state}`;
+      });
     });
 }

@@ -5,7 +5,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/domain/audit/audit.js';
 import type { Identity } from '../../src/domain/identities/identity.js';
-import { createArgon2Hasher } from '../../src/domain/passwords/password-hasher.js';
+import { createArgon2Hasher } from '../../src/lib/argon2-hasher.js';
 import type { ServiceTokenView } from '../../src/domain/service-tokens/service-token.js';
 import { migrations } from '../../src/storage/migrations.js';
 import { openStorage } from '../../src/storage/open.js';
@@ -189,11 +189,11 @@ describe('tessera CLI on SQLite', () => {
       const session = sessionRow(alice.id, { expires_at: Date.now() + 3_600_000 });
       await store.insertSession(stored(session));
       try {
-        const disabled = await cliJson<{ identity: Identity; revokedSessions: number }>(
+        const disabled = await cliJson<{ identity: Identity; revoked_sessions: number }>(
           ['identity', 'disable', 'alice'],
           box.env,
         );
-        expect(disabled).toMatchObject({ identity: { state: 'disabled' }, revokedSessions: 0 });
+        expect(disabled).toMatchObject({ identity: { state: 'disabled' }, revoked_sessions: 0 });
         expect((await store.findSessionById(session.id))?.revoked_at).toBeNull();
         const enabled = await cliJson<{ identity: Identity }>(
           ['identity', 'enable', alice.id],

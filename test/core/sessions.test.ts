@@ -91,7 +91,7 @@ describeEachDatabase('sessions', (kind) => {
       const identity = await createIdentity(t);
       const session = await createSession(t, identity.id);
       const disabled = await setIdentityState(t.deps, testActor, identity.id, 'disabled');
-      expect(disabled).toMatchObject({ identity: { state: 'disabled' }, revokedSessions: 0 });
+      expect(disabled).toMatchObject({ identity: { state: 'disabled' }, revoked_sessions: 0 });
       expectError(await verify(session.token), 403, 'identity_disabled');
       await setIdentityState(t.deps, testActor, identity.username, 'active');
       expect((await verify(session.token)).json().identity.state).toBe('active');
@@ -103,7 +103,7 @@ describeEachDatabase('sessions', (kind) => {
       const result = await setIdentityState(t.deps, testActor, identity.id, 'disabled', {
         revokeSessions: true,
       });
-      expect(result.revokedSessions).toBe(2);
+      expect(result.revoked_sessions).toBe(2);
       await setIdentityState(t.deps, testActor, identity.id, 'active');
       for (const session of sessions)
         expectError(await verify(session.token), 401, 'invalid_token');

@@ -52,8 +52,17 @@ export function runCli(
   env: Record<string, string>,
   input?: string,
 ): Promise<CliResult> {
+  return runNode([...CLI_ARGS, ...args], env, input);
+}
+
+/** `node argv…` with `env` (see childEnv) and `input` on standard input, run to its exit. */
+export function runNode(
+  argv: string[],
+  env: Record<string, string>,
+  input?: string,
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...CLI_ARGS, ...args], {
+    const child = spawn(process.execPath, argv, {
       env: childEnv(env),
       stdio: ['pipe', 'pipe', 'pipe'],
     });

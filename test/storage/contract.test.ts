@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuditFilter } from '../../src/domain/audit/audit.js';
+import type { IdentityRecord } from '../../src/domain/identities/identity.js';
 import { UniqueViolation } from '../../src/storage/errors.js';
 import type { StoreHandle } from '../../src/storage/store.js';
 import { createMigratedStore, describeEachDatabase } from '../helpers/databases.js';
@@ -66,6 +68,36 @@ describeEachDatabase('store contract', (kind) => {
       expect(disabled).toEqual({ ...row, state: 'disabled', updated_at: T0 + 7 });
       expect((await store.setIdentityState(row.id, 'active', T0 + 8))?.state).toBe('active');
       expect(await store.setIdentityState(identityRow().id, 'disabled', T0)).toBeUndefined();
+    });
+
+    it('sets the password hash and updated_at only; undefined for an unknown id', async () => {
+      const row = identityRow({ display_name: 'Keeps' });
+      await store.insertIdentity(row);
+      const changed = await store.setIdentityPassword(row.id, '$argon2id$new', T0 + 9);
+      expect(changed).toEqual({ ...row, password_hash: '$argon2id$new', updated_at: T0 + 9 });
+      expect(await store.findIdentityById(row.id)).toEqual(changed);
+      expect(await store.setIdentityPassword(identityRow().id, 'x', T0)).toBeUndefined();
+    });
+
+    it('lists newest first (created_at, then id), by state, up to the limit, without hashes', async () => {
+      // Far in the future, so rows of the other tests stay behind these three.
+      const at = T0 + 1000 * HOUR;
+      const older = identityRow({ created_at: at });
+      const tieLow = identityRow({ created_at: at + 1 });
+      const tieHigh = identityRow({ created_at: at + 1, state: 'disabled' });
+      expect(tieLow.id < tieHigh.id).toBe(true); // time-ordered ids
+      for (const row of [tieLow, older, tieHigh]) await store.insertIdentity(row);
+      const summary = ({ password_hash: _hash, ...rest }: IdentityRecord) => rest;
+      expect(await store.listIdentities({ limit: 3 })).toEqual(
+        [tieHigh, tieLow, older].map(summary),
+      );
+      expect(await store.listIdentities({ limit: 1 })).toEqual([summary(tieHigh)]);
+      expect(await store.listIdentities({ state: 'active', limit: 2 })).toEqual(
+        [tieLow, older].map(summary),
+      );
+      const disabled = await store.listIdentities({ state: 'disabled', limit: 10_000 });
+      expect(disabled[0]).toEqual(summary(tieHigh));
+      expect(disabled.every((row) => row.state === 'disabled')).toBe(true);
     });
   });
 
@@ -190,6 +222,38 @@ describeEachDatabase('store contract', (kind) => {
       const latest = await store.listAuditRecords(3);
       expect(latest).toEqual([rows[2], rows[1], rows[0]]);
       expect(await store.listAuditRecords(1)).toEqual([rows[2]]);
+    });
+
+    it('filters by actions, target identity and a half-open time range, newest first', async () => {
+      // Far in the past, so rows of the other tests never fall inside the range.
+      const base = T0 - 1000 * HOUR;
+      const target = identityRow().id;
+      const rows = [
+        auditRow({ at: base, action: 'flow_password', target_identity: target }),
+        auditRow({ at: base + 1, action: 'identity_read', target_identity: target }),
+        auditRow({ at: base + 2, action: 'flow_password', target_identity: null }),
+        auditRow({ at: base + 2, action: 'flow_password', target_identity: target }),
+        auditRow({ at: base + 3, action: 'sweep', target_identity: null }),
+      ];
+      expect(rows[2]!.id < rows[3]!.id).toBe(true); // time-ordered ids break the tie
+      await store.insertAuditRecords(rows);
+      const range = { since: base, until: base + 4 };
+      const list = async (filter: AuditFilter, limit = 100) =>
+        (await store.listAuditRecords(limit, filter)).map((row) =>
+          rows.findIndex((candidate) => candidate.id === row.id),
+        );
+      expect(await list(range)).toEqual([4, 3, 2, 1, 0]);
+      expect(await list({ ...range, actions: ['flow_password'] })).toEqual([3, 2, 0]);
+      expect(await list({ ...range, actions: ['sweep', 'identity_read'] })).toEqual([4, 1]);
+      expect(await list({ ...range, target_identity: target })).toEqual([3, 1, 0]);
+      expect(await list({ since: base + 1, until: base + 3 })).toEqual([3, 2, 1]);
+      const both = { ...range, actions: ['flow_password'], target_identity: target };
+      expect(await list(both, 1)).toEqual([3]);
+      expect(await list({ ...range, actions: [] })).toHaveLength(5);
+      expect(await list({ ...range, actions: ['no_such_action'] })).toEqual([]);
+      expect(await list({ ...range, target_identity: identityRow().id })).toEqual([]);
+      const unbounded = await store.listAuditRecords(10_000, { since: base - 1 });
+      expect(unbounded.map((row) => row.id)).toContain(rows[0]!.id);
     });
 
     it('is idempotent by id: a retried batch is not written twice', async () => {

@@ -34,7 +34,19 @@ export function toAuditEntry(record: AuditRecord): AuditEntry {
   };
 }
 
+/** Every given condition must hold; an absent or empty one does not filter. */
+export interface AuditFilter {
+  /** Any of these actions. */
+  actions?: string[];
+  target_identity?: string;
+  /** Epoch ms, inclusive. */
+  since?: number;
+  /** Epoch ms, exclusive. */
+  until?: number;
+}
+
 export interface AuditStore {
   insertAuditRecords(records: AuditRecord[]): Promise<void>;
-  listAuditRecords(limit: number): Promise<AuditRecord[]>;
+  /** Newest first (`at`, then id), at most `limit` rows. */
+  listAuditRecords(limit: number, filter?: AuditFilter): Promise<AuditRecord[]>;
 }

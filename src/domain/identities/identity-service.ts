@@ -144,7 +144,7 @@ export async function setIdentityState(
   idOrUsername: string,
   state: IdentityState,
   options: { revokeSessions?: boolean } = {},
-): Promise<{ identity: Identity; revokedSessions: number }> {
+): Promise<{ identity: Identity; revoked_sessions: number }> {
   return deps.store.transaction(async (tx) => {
     const target = await resolveIdentity(tx, idOrUsername);
     const now = deps.clock.now();
@@ -158,6 +158,6 @@ export async function setIdentityState(
       target_identity: target.id,
       details: options.revokeSessions ? { revoked_sessions: revokedSessions } : {},
     });
-    return { identity: toIdentity(updated), revokedSessions };
+    return { identity: toIdentity(updated), revoked_sessions: revokedSessions };
   });
 }

@@ -1,8 +1,14 @@
-import type { IdentityRecord, IdentityState } from './identity.js';
+import type { IdentityRecord, IdentityState, IdentitySummary } from './identity.js';
 
 export interface ProfilePatch {
   display_name?: string;
   avatar_url?: string | null;
+}
+
+export interface IdentityListQuery {
+  /** Only identities in this state; every state when absent. */
+  state?: IdentityState;
+  limit: number;
 }
 
 /** Persistence the identities module needs. Adapters throw UniqueViolation on a taken username. */
@@ -20,4 +26,11 @@ export interface IdentityStore {
     state: IdentityState,
     updatedAt: number,
   ): Promise<IdentityRecord | undefined>;
+  setIdentityPassword(
+    id: string,
+    passwordHash: string,
+    updatedAt: number,
+  ): Promise<IdentityRecord | undefined>;
+  /** Newest first (created_at, then id); never loads password hashes. */
+  listIdentities(query: IdentityListQuery): Promise<IdentitySummary[]>;
 }

@@ -14,6 +14,9 @@ export interface IdentityRecord {
   updated_at: number;
 }
 
+/** An identity as listed: everything but the password hash. */
+export type IdentitySummary = Omit<IdentityRecord, 'password_hash'>;
+
 /** The public Identity object of SPEC.md 2.1; never carries the password hash. */
 export interface Identity {
   id: string;
@@ -25,7 +28,7 @@ export interface Identity {
   updated_at: string;
 }
 
-export function toIdentity(record: IdentityRecord): Identity {
+export function toIdentity(record: IdentitySummary): Identity {
   return {
     id: record.id,
     username: record.username,

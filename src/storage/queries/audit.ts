@@ -13,8 +13,15 @@ export function auditQueries(db: Kysely<Database>): AuditStore {
         .onConflict((conflict) => conflict.column('id').doNothing())
         .execute();
     },
-    listAuditRecords(limit) {
-      return db.selectFrom('audit_log').selectAll().orderBy('id', 'desc').limit(limit).execute();
+    listAuditRecords(limit, filter = {}) {
+      let query = db.selectFrom('audit_log').selectAll();
+      if (filter.actions?.length) query = query.where('action', 'in', filter.actions);
+      if (filter.target_identity !== undefined) {
+        query = query.where('target_identity', '=', filter.target_identity);
+      }
+      if (filter.since !== undefined) query = query.where('at', '>=', filter.since);
+      if (filter.until !== undefined) query = query.where('at', '<', filter.until);
+      return query.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     },
   };
 }

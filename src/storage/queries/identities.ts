@@ -2,6 +2,16 @@ import type { Kysely } from 'kysely';
 import type { IdentityStore } from '../../domain/identities/identity-store.js';
 import type { Database } from '../schema.js';
 
+const SUMMARY_COLUMNS = [
+  'id',
+  'username',
+  'display_name',
+  'avatar_url',
+  'state',
+  'created_at',
+  'updated_at',
+] as const;
+
 export function identityQueries(db: Kysely<Database>): IdentityStore {
   return {
     async insertIdentity(record) {
@@ -32,6 +42,19 @@ export function identityQueries(db: Kysely<Database>): IdentityStore {
         .where('id', '=', id)
         .returningAll()
         .executeTakeFirst();
+    },
+    setIdentityPassword(id, passwordHash, updatedAt) {
+      return db
+        .updateTable('identities')
+        .set({ password_hash: passwordHash, updated_at: updatedAt })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+    },
+    listIdentities({ state, limit }) {
+      let query = db.selectFrom('identities').select(SUMMARY_COLUMNS);
+      if (state !== undefined) query = query.where('state', '=', state);
+      return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     },
   };
 }
