@@ -1,5 +1,7 @@
 import { toIso } from '../../lib/clock.js';
-import { validationError } from '../errors.js';
+import { isUuid } from '../../lib/ids.js';
+import { notFound, validationError } from '../errors.js';
+import { requireText } from '../text.js';
 
 export type IdentityState = 'active' | 'disabled';
 
@@ -61,7 +63,12 @@ export function requireUsername(raw: string): string {
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 256;
 
-/** NIST SP 800-63B: length only, counted in code points, no composition rules. */
+/**
+ * NIST SP 800-63B: length only, counted in code points, no composition rules. The text
+ * must have a UTF-8 form (the hash is taken over it) and no NUL, which C-string based
+ * verifiers cut at, should the hashes ever be exported. Checked when a password is set,
+ * never when one is verified: an old password is compared, not stored.
+ */
 export function requirePasswordPolicy(password: string): void {
   const length = [...password].length;
   if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
@@ -69,19 +76,22 @@ export function requirePasswordPolicy(password: string): void {
       `password must be between ${PASSWORD_MIN} and ${PASSWORD_MAX} characters long`,
     );
   }
+  requireText('password', password, 'opaque');
 }
 
-export function requireDisplayName(raw: string): string {
-  const name = raw.trim();
+/** Trimmed first, so surrounding whitespace (tabs and newlines too) is dropped, not refused. */
+export function requireDisplayName(raw: string, field = 'display_name'): string {
+  const name = requireText(field, raw.trim(), 'line');
   const length = [...name].length;
   if (length < 1 || length > 128) {
-    throw validationError('display_name must be 1-128 characters after trimming');
+    throw validationError(`${field} must be 1-128 characters after trimming`);
   }
   return name;
 }
 
 export function requireAvatarUrl(raw: string | null): string | null {
   if (raw === null) return null;
+  requireText('avatar_url', raw, 'line');
   let url: URL;
   try {
     url = new URL(raw);
@@ -92,4 +102,10 @@ export function requireAvatarUrl(raw: string | null): string | null {
     throw validationError('avatar_url must be an http: or https: URL of at most 2048 characters');
   }
   return raw;
+}
+
+/** Identity ids are UUIDs: anything else names no identity and never reaches the database. */
+export function requireIdentityId(id: string): string {
+  if (!isUuid(id)) throw notFound();
+  return id;
 }
