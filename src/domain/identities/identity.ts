@@ -39,8 +39,8 @@ export function toIdentity(record: IdentityRecord): Identity {
   };
 }
 
-export const USERNAME_RULE =
-  'username must be 3-64 characters of a-z, 0-9, ".", "_", "-", "@", "+", starting with a letter or digit';
+const USERNAME_RULE =
+  'must be 3-64 characters of a-z, 0-9, ".", "_", "-", "@", "+", starting with a letter or digit';
 const USERNAME_PATTERN = /^[a-z0-9][a-z0-9._@+-]{2,63}$/;
 
 /** NFKC then lowercase, so lookups and uniqueness are case- and width-insensitive. */
@@ -54,9 +54,9 @@ export function parseUsername(raw: string): string | null {
   return USERNAME_PATTERN.test(username) ? username : null;
 }
 
-export function requireUsername(raw: string): string {
+export function requireUsername(raw: string, field = 'username'): string {
   const username = parseUsername(raw);
-  if (username === null) throw validationError(USERNAME_RULE);
+  if (username === null) throw validationError(`${field} ${USERNAME_RULE}`);
   return username;
 }
 
