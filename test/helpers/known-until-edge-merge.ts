@@ -11,17 +11,21 @@ import type { LightMyRequestResponse } from 'fastify';
  */
 export const KNOWN_UNTIL_EDGE_MERGE: {
   name: string;
+  /** Fastify's code in the body, and its status (all a HEAD answer shows). */
   code: string;
+  status: number;
   request: (path: string) => boolean;
 }[] = [
   {
     name: 'a path whose percent-encoding does not decode to UTF-8 (/v1/%ff, /v1/identities/%ED%A0%80)',
     code: 'FST_ERR_BAD_URL',
+    status: 400,
     request: (path) => !decodes(path),
   },
   {
     name: 'a path parameter over 100 characters once decoded (/v1/identities/<101 x "a">)',
     code: 'FST_ERR_MAX_PARAM_LENGTH',
+    status: 414,
     request: (path) => /^\/v1\/(identities|flows)\/[^/]+/.test(path) && longParam(path),
   },
 ];
@@ -44,7 +48,11 @@ function longParam(path: string): boolean {
 export function knownUntilEdgeMerge(url: string, res: LightMyRequestResponse): string | null {
   const path = url.split('?')[0]!;
   for (const known of KNOWN_UNTIL_EDGE_MERGE) {
-    if (known.request(path) && res.body.includes(`"code":"${known.code}"`)) return known.name;
+    const fastify =
+      res.body === ''
+        ? res.statusCode === known.status
+        : res.body.includes(`"code":"${known.code}"`);
+    if (known.request(path) && fastify) return known.name;
   }
   return null;
 }
