@@ -108,8 +108,16 @@ describeEachDatabase('link sign-in', (kind) => {
       ['no username', { display_name: 'A' }, 'seed: missing required field username'],
       ['no display_name', { username: 'abcd' }, 'seed: missing required field display_name'],
       ['a numeric username', { username: 42, display_name: 'A' }, 'seed.username must be string'],
-      ['an invalid username', { username: 'a b', display_name: 'A' }, /^username must be 3-64/],
-      ['a blank display_name', { username: 'abcde', display_name: '   ' }, /^display_name/],
+      [
+        'an invalid username',
+        { username: 'a b', display_name: 'A' },
+        /^seed.username must be 3-64/,
+      ],
+      [
+        'a blank display_name',
+        { username: 'abcde', display_name: '   ' },
+        /^seed.display_name must be 1-128/,
+      ],
       [
         'an unknown seed field',
         { username: 'abcdef', display_name: 'A', password: 'x' },

@@ -14,6 +14,7 @@ import {
   parseUsername,
   requireAvatarUrl,
   requireDisplayName,
+  requireIdentityId,
   requirePasswordPolicy,
   requireUsername,
   toIdentity,
@@ -96,7 +97,7 @@ export async function registerAndAuthenticate(
 }
 
 export async function getIdentity(store: Store, id: string): Promise<IdentityRecord> {
-  const record = isUuid(id) ? await store.findIdentityById(id) : undefined;
+  const record = await store.findIdentityById(requireIdentityId(id));
   if (!record) throw notFound();
   return record;
 }
@@ -125,7 +126,7 @@ export async function updateProfile(
   const patch: ProfilePatch = {};
   if (input.display_name !== undefined) patch.display_name = requireDisplayName(input.display_name);
   if (input.avatar_url !== undefined) patch.avatar_url = requireAvatarUrl(input.avatar_url);
-  if (!isUuid(id)) throw notFound();
+  requireIdentityId(id);
   return deps.store.transaction(async (tx) => {
     const updated = await tx.updateIdentityProfile(id, patch, deps.clock.now());
     if (!updated) throw notFound();

@@ -1,5 +1,7 @@
 import { toIso } from '../../lib/clock.js';
-import { validationError } from '../errors.js';
+import { isUuid } from '../../lib/ids.js';
+import { notFound, validationError } from '../errors.js';
+import { requireText } from '../text.js';
 
 export type IdentityState = 'active' | 'disabled';
 
@@ -40,8 +42,8 @@ export function toIdentity(record: IdentitySummary): Identity {
   };
 }
 
-export const USERNAME_RULE =
-  'username must be 3-64 characters of a-z, 0-9, ".", "_", "-", "@", "+", starting with a letter or digit';
+const USERNAME_RULE =
+  'must be 3-64 characters of a-z, 0-9, ".", "_", "-", "@", "+", starting with a letter or digit';
 const USERNAME_PATTERN = /^[a-z0-9][a-z0-9._@+-]{2,63}$/;
 
 /** NFKC then lowercase, so lookups and uniqueness are case- and width-insensitive. */
@@ -55,16 +57,21 @@ export function parseUsername(raw: string): string | null {
   return USERNAME_PATTERN.test(username) ? username : null;
 }
 
-export function requireUsername(raw: string): string {
+export function requireUsername(raw: string, field = 'username'): string {
   const username = parseUsername(raw);
-  if (username === null) throw validationError(USERNAME_RULE);
+  if (username === null) throw validationError(`${field} ${USERNAME_RULE}`);
   return username;
 }
 
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 256;
 
-/** NIST SP 800-63B: length only, counted in code points, no composition rules. */
+/**
+ * NIST SP 800-63B: length only, counted in code points, no composition rules. The text
+ * must have a UTF-8 form (the hash is taken over it) and no NUL, which C-string based
+ * verifiers cut at, should the hashes ever be exported. Checked when a password is set,
+ * never when one is verified: an old password is compared, not stored.
+ */
 export function requirePasswordPolicy(password: string): void {
   const length = [...password].length;
   if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
@@ -72,19 +79,22 @@ export function requirePasswordPolicy(password: string): void {
       `password must be between ${PASSWORD_MIN} and ${PASSWORD_MAX} characters long`,
     );
   }
+  requireText('password', password, 'opaque');
 }
 
-export function requireDisplayName(raw: string): string {
-  const name = raw.trim();
+/** Trimmed first, so surrounding whitespace (tabs and newlines too) is dropped, not refused. */
+export function requireDisplayName(raw: string, field = 'display_name'): string {
+  const name = requireText(field, raw.trim(), 'line');
   const length = [...name].length;
   if (length < 1 || length > 128) {
-    throw validationError('display_name must be 1-128 characters after trimming');
+    throw validationError(`${field} must be 1-128 characters after trimming`);
   }
   return name;
 }
 
 export function requireAvatarUrl(raw: string | null): string | null {
   if (raw === null) return null;
+  requireText('avatar_url', raw, 'line');
   let url: URL;
   try {
     url = new URL(raw);
@@ -95,4 +105,10 @@ export function requireAvatarUrl(raw: string | null): string | null {
     throw validationError('avatar_url must be an http: or https: URL of at most 2048 characters');
   }
   return raw;
+}
+
+/** Identity ids are UUIDs: anything else names no identity and never reaches the database. */
+export function requireIdentityId(id: string): string {
+  if (!isUuid(id)) throw notFound();
+  return id;
 }

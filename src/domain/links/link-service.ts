@@ -2,6 +2,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { DomainError, notFound, validationError } from '../errors.js';
 import { getIdentity } from '../identities/identity-service.js';
+import { requireIdentityId } from '../identities/identity.js';
 import type { Store } from '../store.js';
 import {
   type AuditNotes,
@@ -36,6 +37,7 @@ export async function attachLink(
 ): Promise<Link> {
   const key = requireLinkKey(input);
   noteKey(notes, key);
+  requireIdentityId(identityId);
   const verified = input.verified === true;
   return deps.store.transaction(async (tx) => {
     await getIdentity(tx, identityId);
@@ -87,6 +89,7 @@ export async function detachLink(
 ): Promise<void> {
   const key = requireLinkKey(input);
   noteKey(notes, key);
+  requireIdentityId(identityId);
   await deps.store.transaction(async (tx) => {
     await getIdentity(tx, identityId);
     if (!(await tx.deleteLink(identityId, key.provider, key.subject))) throw notFound();

@@ -160,5 +160,8 @@ function requireSeed(seed: unknown): Seed {
   }
   if (typeof username !== 'string') throw validationError('seed.username must be string');
   if (typeof displayName !== 'string') throw validationError('seed.display_name must be string');
-  return { username: requireUsername(username), display_name: requireDisplayName(displayName) };
+  return {
+    username: requireUsername(username, 'seed.username'),
+    display_name: requireDisplayName(displayName, 'seed.display_name'),
+  };
 }

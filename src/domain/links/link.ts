@@ -1,5 +1,6 @@
 import { toIso } from '../../lib/clock.js';
 import { validationError } from '../errors.js';
+import { requireText } from '../text.js';
 
 export interface LinkRecord {
   provider: string;
@@ -37,10 +38,9 @@ export interface LinkKey {
 export const LINK_KEY_MAX_BYTES = 255;
 
 /**
- * SPEC.md 8 counts bytes of UTF-8, not characters: 85 x "€" fits, 86 do not.
- * Two inputs are refused although they have a byte length: U+0000, which PostgreSQL
- * text cannot hold, and lone UTF-16 surrogates, which both drivers would store as U+FFFD
- * and so silently match a different subject.
+ * SPEC.md 8 counts bytes of UTF-8, not characters: 85 x "€" fits, 86 do not. Opaque text
+ * (domain/text.ts): a lone surrogate would be stored as U+FFFD and silently match a
+ * different subject, and PostgreSQL text cannot hold U+0000.
  */
 export function requireLinkKeyPart(field: keyof LinkKey, value: string): string {
   const bytes = Buffer.byteLength(value, 'utf8');
@@ -49,10 +49,7 @@ export function requireLinkKeyPart(field: keyof LinkKey, value: string): string 
       `${field} must be 1-${LINK_KEY_MAX_BYTES} bytes of UTF-8 (it is ${bytes} bytes)`,
     );
   }
-  if (value.includes('\u0000') || /\p{Cs}/u.test(value)) {
-    throw validationError(`${field} must be valid UTF-8 text without NUL characters`);
-  }
-  return value;
+  return requireText(field, value, 'opaque');
 }
 
 export function requireLinkKey(input: LinkKey): LinkKey {

@@ -3,7 +3,7 @@ import { newId } from '../../lib/ids.js';
 import { hashToken, isWellFormedToken, newToken } from '../../lib/tokens.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { DomainError, notFound } from '../errors.js';
-import type { IdentityRecord } from '../identities/identity.js';
+import { type IdentityRecord, requireIdentityId } from '../identities/identity.js';
 import type { Store } from '../store.js';
 import {
   type AuthenticationMethod,
@@ -97,6 +97,7 @@ export async function revokeIdentitySessions(
   actor: Actor,
   identityId: string,
 ): Promise<number> {
+  requireIdentityId(identityId);
   return deps.store.transaction(async (tx) => {
     if (!(await tx.findIdentityById(identityId))) throw notFound();
     const revoked = await tx.revokeIdentitySessions(identityId, deps.clock.now());
