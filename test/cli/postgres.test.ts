@@ -107,7 +107,7 @@ onPostgres(`start-up against an unreachable PostgreSQL [postgres]${pgSuffix}`, (
       });
       expect(result.code).toBe(1);
       expect(result.stderr).toBe(
-        `tessera: cannot reach PostgreSQL at 127.0.0.1:${port}: connection refused\n`,
+        `tessera: unavailable: cannot reach PostgreSQL at 127.0.0.1:${port}: connection refused\n`,
       );
       expect(result.stdout + result.stderr).not.toContain('s3cret-pw');
     },
