@@ -3,7 +3,7 @@ import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
 import { createArgon2Hasher, type PasswordHasher } from './domain/passwords/password-hasher.js';
 import type { AppDeps } from './http/deps.js';
-import { buildServer } from './http/server.js';
+import { buildServer, type ServerOptions } from './http/server.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { resolvePepper } from './pepper.js';
 import { openStorage } from './storage/open.js';
@@ -15,6 +15,8 @@ export interface AppOverrides {
   hasher?: PasswordHasher;
   /** Database schema to work in (PostgreSQL tests isolate themselves this way). */
   schema?: string;
+  /** Tests only: hooks installed on the server before its routes. */
+  instrument?: ServerOptions['instrument'];
 }
 
 export interface Services {
@@ -84,7 +86,7 @@ export async function buildApp(
   log = consoleLog,
 ): Promise<App> {
   const services = await buildServices(config, log, overrides);
-  const app = await buildServer(services.deps);
+  const app = await buildServer(services.deps, { instrument: overrides.instrument });
   return {
     app,
     deps: services.deps,

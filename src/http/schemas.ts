@@ -1,49 +1,186 @@
-import { type TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { ErrorCode } from '../domain/errors.js';
+import { CLIENT_IP_HEADER } from './client-address.js';
+import { ERROR_STATUS } from './errors.js';
 
-/** Response and body schemas: validation, serialization and OpenAPI from one source. */
+/**
+ * Response and body schemas: validation, serialization and OpenAPI from one source.
+ *
+ * A schema with an `$id` is a named component: it is registered once with `addSchema` and
+ * routes point at it with `Ref`, so the OpenAPI document carries one `components.schemas`
+ * entry a client generator turns into one type, instead of a copy per route.
+ */
 
-const Timestamp = Type.String({ format: 'date-time' });
+function idOf(schema: TSchema): string {
+  if (schema.$id === undefined) throw new Error('a named schema needs an $id');
+  return schema.$id;
+}
 
-export const IdentitySchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  username: Type.String(),
-  display_name: Type.String(),
-  avatar_url: Type.Union([Type.String(), Type.Null()]),
-  state: Type.Union([Type.Literal('active'), Type.Literal('disabled')]),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
+/** A `$ref` to a named schema, typed as the schema it names; `description` describes the answer. */
+export function Ref<T extends TSchema>(schema: T, description?: string): TUnsafe<Static<T>> {
+  return Type.Unsafe<Static<T>>(Type.Ref(idOf(schema), description ? { description } : {}));
+}
 
-export const SessionSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  identity: IdentitySchema,
-  issued_at: Timestamp,
-  expires_at: Timestamp,
-  authenticated_via: Type.Union([Type.Literal('password'), Type.Literal('link')]),
-});
+/**
+ * Registers a route module's own named schema on `app` (once) and returns a `$ref` to it.
+ * The schemas every module shares are registered up front by `addSharedSchemas`.
+ */
+export function component<T extends TSchema>(app: FastifyInstance, schema: T): TUnsafe<Static<T>> {
+  if (app.getSchema(idOf(schema)) === undefined) app.addSchema(schema);
+  return Ref(schema);
+}
 
-export const MintedSessionSchema = Type.Object({
-  session: SessionSchema,
-  token: Type.String({ description: 'Raw session token (tess_s_…), shown once' }),
-});
+/** One `enum` keyword, which generators turn into a union type (an anyOf of consts is not). */
+export function StringEnum<const T extends readonly string[]>(
+  values: T,
+  options: { description?: string } = {},
+): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
+}
 
-export const ErrorSchema = Type.Object({
-  error: Type.String(),
-  message: Type.Optional(Type.String()),
-  retry_after: Type.Optional(Type.Number()),
-});
+export const Timestamp = Type.String({ format: 'date-time' });
+
+export const IdentitySchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    username: Type.String(),
+    display_name: Type.String(),
+    avatar_url: Type.Union([Type.String(), Type.Null()]),
+    state: StringEnum(['active', 'disabled']),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Identity', description: 'An identity (SPEC 2.1); never carries a password hash.' },
+);
+
+export const SessionSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    identity: Ref(IdentitySchema),
+    issued_at: Timestamp,
+    expires_at: Timestamp,
+    authenticated_via: StringEnum(['password', 'link']),
+  },
+  { $id: 'Session', description: 'A session and the identity it belongs to.' },
+);
+
+export const MintedSessionSchema = Type.Object(
+  {
+    session: Ref(SessionSchema),
+    token: Type.String({ description: 'Raw session token (tess_s_…), shown once' }),
+  },
+  {
+    $id: 'MintedSession',
+    description: 'A new session and its token, which no later answer repeats.',
+  },
+);
+
+/** Every code an error answer carries: the error model's table, plus `internal_error` (500). */
+export const ERROR_CODES = [
+  ...(Object.keys(ERROR_STATUS) as ErrorCode[]),
+  'internal_error',
+] as const;
+
+export const ErrorSchema = Type.Object(
+  {
+    error: StringEnum(ERROR_CODES),
+    message: Type.Optional(Type.String({ description: 'Only on validation_error' })),
+    retry_after: Type.Optional(
+      Type.Integer({ description: 'Only on rate_limited: seconds until a retry can succeed' }),
+    ),
+  },
+  { $id: 'Error', description: 'The flat error model: a documented code, nothing else.' },
+);
+
+/** Registers the named schemas every route module may reference; before any route. */
+export function addSharedSchemas(app: FastifyInstance): void {
+  for (const schema of [IdentitySchema, SessionSchema, MintedSessionSchema, ErrorSchema]) {
+    app.addSchema(schema);
+  }
+}
 
 export const IdParams = Type.Object({ id: Type.String() });
 
-/** Response map for a route: its success schemas plus the error model for every status listed. */
+/** The header a browser_proxy caller states the end user's address in, for per-IP limits. */
+export const ClientIpHeader = Type.Object({
+  [CLIENT_IP_HEADER]: Type.Optional(
+    Type.String({
+      description:
+        "The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused.",
+    }),
+  ),
+});
+
+/** The hosted pages: a complete HTML document. */
+const HtmlPage = Type.String({ description: 'The hosted page (HTML)' });
+
+const STATUS_TEXT: Record<number, string> = {
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not found',
+  409: 'Conflict',
+  422: 'Invalid input',
+  429: 'Too many attempts',
+  500: 'Internal error (a bug)',
+  503: 'Unavailable: the database cannot serve now; retry later',
+  504: 'Timeout: the database did not answer in time; retry later',
+};
+
+function errorDescription(status: number): string {
+  const codes = ERROR_CODES.filter((code) =>
+    code === 'internal_error' ? status === 500 : ERROR_STATUS[code] === status,
+  );
+  return `${STATUS_TEXT[status] ?? 'Error'}: ${codes.map((code) => `\`${code}\``).join(', ')}`;
+}
+
+/** The error model at `status`, as JSON, or as JSON or a hosted page for browser routes. */
+function errorResponse(status: number, html: boolean): TSchema {
+  const description = errorDescription(status);
+  if (!html) return Ref(ErrorSchema, description);
+  return Type.Unsafe({
+    description,
+    content: {
+      'application/json': { schema: Ref(ErrorSchema) },
+      'text/html': { schema: HtmlPage },
+    },
+  });
+}
+
+/**
+ * A route's response map: its own answers, the error model at each listed status, and 500.
+ * With `html`, every error may also come as the hosted page (browser form posts and
+ * navigations). A test hook fails any answer whose status is missing here.
+ */
 export function responses(
   success: Record<number, TSchema>,
   errorStatuses: number[],
+  options: { html?: boolean } = {},
 ): Record<number, TSchema> {
   const map: Record<number, TSchema> = { ...success };
-  for (const status of errorStatuses) map[status] = ErrorSchema;
+  for (const status of [...errorStatuses, 500]) {
+    map[status] = errorResponse(status, options.html ?? false);
+  }
   return map;
 }
+
+/** A 200 that is JSON to API clients and the hosted page to a browser. */
+export function jsonOrPage(json: TSchema, description: string): TSchema {
+  return Type.Unsafe({
+    description,
+    content: { 'application/json': { schema: json }, 'text/html': { schema: HtmlPage } },
+  });
+}
+
+/** A 303 to the URL in `Location`, with no body. */
+export function seeOther(description: string): TSchema {
+  return Type.Null({
+    description,
+    headers: { location: { type: 'string', description: 'Where the browser goes next' } },
+  });
+}
+
+export const NoContent = (description: string) => Type.Null({ description });
 
 /** Statuses every service route can answer besides its own. */
 export const SERVICE_ERRORS = [401, 403, 422, 503, 504];

@@ -22,43 +22,66 @@ import {
 } from '../login-page/respond.js';
 import { loginPage, signedInPage } from '../login-page/render.js';
 import { flowSubmitOrigins, refuseForeignOrigin, returnToAllowList } from '../origins.js';
-import { IdParams, SessionSchema, responses } from '../schemas.js';
+import {
+  ClientIpHeader,
+  IdParams,
+  Ref,
+  SessionSchema,
+  StringEnum,
+  Timestamp,
+  component,
+  jsonOrPage,
+  responses,
+  seeOther,
+} from '../schemas.js';
 import { presentedCaller } from '../service-auth.js';
 
-const Timestamp = Type.String({ format: 'date-time' });
-const FlowFields = {
-  id: Type.String({ description: 'Flow id (tess_f_…)' }),
-  flow_id: Type.String({ description: 'Same as id' }),
-  return_to: Type.Union([Type.String(), Type.Null()]),
-  state: Type.Union(
-    ['created', 'completed', 'failed', 'expired'].map((state) => Type.Literal(state)),
-  ),
-  issued_at: Timestamp,
-  expires_at: Timestamp,
-};
-const StartedFlowSchema = Type.Object({ ...FlowFields, csrf_token: Type.String() });
-const FlowDetailSchema = Type.Object({
-  ...FlowFields,
-  errors: Type.Array(Type.Object({ error: Type.String(), at: Timestamp })),
-});
-const SubmitResultSchema = Type.Object({
-  return_to: Type.Union([Type.String(), Type.Null()]),
-  session: SessionSchema,
-});
+export const FlowSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Flow id (tess_f_…)' }),
+    flow_id: Type.String({ description: 'Same as id' }),
+    return_to: Type.Union([Type.String(), Type.Null()]),
+    state: StringEnum(['created', 'completed', 'failed', 'expired']),
+    issued_at: Timestamp,
+    expires_at: Timestamp,
+  },
+  { $id: 'Flow', description: 'A login flow, without its CSRF token.' },
+);
+export const StartedFlowSchema = Type.Intersect(
+  [Ref(FlowSchema), Type.Object({ csrf_token: Type.String() })],
+  { $id: 'StartedFlow', description: 'A new login flow and the CSRF token its submission needs.' },
+);
+export const FlowErrorSchema = Type.Object(
+  { error: Type.String({ description: 'The error code of a failed submission' }), at: Timestamp },
+  { $id: 'FlowError' },
+);
+export const FlowDetailSchema = Type.Intersect(
+  [Ref(FlowSchema), Type.Object({ errors: Type.Array(Ref(FlowErrorSchema)) })],
+  { $id: 'FlowWithErrors', description: 'A login flow and its failed submissions, newest last.' },
+);
+export const SubmitResultSchema = Type.Object(
+  {
+    return_to: Type.Union([Type.String(), Type.Null()]),
+    session: Ref(SessionSchema),
+  },
+  { $id: 'CompletedFlow' },
+);
 
 const LoginQuery = Type.Object({ return_to: Type.Optional(Type.String()) });
-const SubmitBody = Type.Object(
+export const SubmitBody = Type.Object(
   {
     username: Type.Optional(Type.String()),
     password: Type.Optional(Type.String()),
     csrf_token: Type.Optional(Type.String({ description: 'From GET /v1/login; body only' })),
   },
-  { additionalProperties: false },
+  { $id: 'FlowPasswordSubmission', additionalProperties: false },
 );
 type SubmitRoute = { Params: Static<typeof IdParams>; Body: Static<typeof SubmitBody> };
 
 /** Statuses the proxy header and the stores can add to any browser endpoint. */
 const BROWSER_ERRORS = [401, 403, 422, 503, 504];
+/** The bearer token is optional: only a browser_proxy stating the client address sends one. */
+const OPTIONAL_SERVICE_TOKEN: Record<string, string[]>[] = [{}, { serviceToken: [] }];
 
 /**
  * The per-IP key: the stated end-user address from a browser_proxy caller, else the peer.
@@ -88,6 +111,8 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
     cookieDomain: deps.config.cookieDomain,
     sessionTtlMs: deps.sessionTtlMs,
   };
+  // Referenced from StartedFlow and FlowWithErrors.
+  for (const schema of [FlowSchema, FlowErrorSchema]) component(app, schema);
 
   app.get<{ Querystring: Static<typeof LoginQuery> }>(
     '/v1/login',
@@ -100,11 +125,25 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
           ? sendFailurePage(request, reply, error, { formUsable: false, now: deps.clock.now() })
           : handleError(error, request, reply),
       schema: {
-        tags: ['browser'],
+        operationId: 'startLogin',
+        summary: 'Start a login flow (or show the login page)',
+        tags: ['flows'],
         description:
           'Starts a login flow. JSON for API clients; a browser asking for HTML gets the hosted login page, or a 303 to SERVICE_LOGIN_UI_URL?flow=<id> when set.',
+        security: OPTIONAL_SERVICE_TOKEN,
         querystring: LoginQuery,
-        response: responses({ 200: StartedFlowSchema }, [...BROWSER_ERRORS, 429]),
+        headers: ClientIpHeader,
+        response: responses(
+          {
+            200: jsonOrPage(
+              component(app, StartedFlowSchema),
+              'The new flow (JSON), or the login page for a browser',
+            ),
+            303: seeOther('To the operator login UI, SERVICE_LOGIN_UI_URL?flow=<id>'),
+          },
+          [...BROWSER_ERRORS, 429],
+          { html: true },
+        ),
       },
     },
     async (request, reply) => {
@@ -132,10 +171,14 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { action: 'flow_read' },
       schema: {
-        tags: ['browser'],
+        operationId: 'getFlow',
+        summary: 'Get a login flow and its errors',
+        tags: ['flows'],
         description: 'A flow without its CSRF token, with the errors recorded on it, newest last.',
+        security: OPTIONAL_SERVICE_TOKEN,
         params: IdParams,
-        response: responses({ 200: FlowDetailSchema }, [...BROWSER_ERRORS, 404]),
+        headers: ClientIpHeader,
+        response: responses({ 200: component(app, FlowDetailSchema) }, [...BROWSER_ERRORS, 404]),
       },
     },
     async (request, reply) => {
@@ -180,13 +223,27 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
           ? formFailure(error, request as FastifyRequest<SubmitRoute>, reply)
           : handleError(error, request, reply),
       schema: {
-        tags: ['browser'],
+        operationId: 'submitFlowPassword',
+        summary: 'Submit username and password to a login flow',
+        tags: ['flows'],
         description:
-          'SPEC 4.9. JSON or an HTML form post (application/x-www-form-urlencoded): a form post answers 303 to return_to, or a page.',
+          'JSON or an HTML form post (application/x-www-form-urlencoded): a form post answers 303 to return_to, or a page. Sets the service_session cookie on success.',
+        security: OPTIONAL_SERVICE_TOKEN,
         consumes: ['application/json', 'application/x-www-form-urlencoded'],
         params: IdParams,
-        body: SubmitBody,
-        response: responses({ 200: SubmitResultSchema }, [...BROWSER_ERRORS, 404, 429]),
+        headers: ClientIpHeader,
+        body: component(app, SubmitBody),
+        response: responses(
+          {
+            200: jsonOrPage(
+              component(app, SubmitResultSchema),
+              'Signed in: the session (JSON), or the signed-in page for a form post without return_to',
+            ),
+            303: seeOther('Signed in (form post): on to return_to'),
+          },
+          [...BROWSER_ERRORS, 404, 429],
+          { html: true },
+        ),
       },
     },
     async (request, reply) => {

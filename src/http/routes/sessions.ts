@@ -7,16 +7,23 @@ import {
   verifySession,
 } from '../../domain/sessions/session-service.js';
 import type { AppDeps } from '../deps.js';
-import { SERVICE_ERRORS, SessionSchema, responses } from '../schemas.js';
+import { NoContent, Ref, SERVICE_ERRORS, SessionSchema, component, responses } from '../schemas.js';
 import { actorOf } from '../service-auth.js';
 
-const VerifyBody = Type.Object({ token: Type.String() }, { additionalProperties: false });
-const RevokeBody = Type.Object(
+export const VerifyBody = Type.Object(
+  { token: Type.String({ description: 'The session token (tess_s_…)' }) },
+  { $id: 'SessionVerification', additionalProperties: false },
+);
+export const RevokeBody = Type.Object(
   {
     session_id: Type.Optional(Type.String({ format: 'uuid' })),
     token: Type.Optional(Type.String()),
   },
-  { additionalProperties: false },
+  {
+    $id: 'SessionRevocation',
+    additionalProperties: false,
+    description: 'Exactly one of session_id or token.',
+  },
 );
 
 export function sessionRoutes(app: FastifyInstance, deps: AppDeps): void {
@@ -25,9 +32,11 @@ export function sessionRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { grant: 'introspect', action: 'session_verify' },
       schema: {
+        operationId: 'verifySession',
+        summary: 'Check a session token and get its session',
         tags: ['sessions'],
-        body: VerifyBody,
-        response: responses({ 200: SessionSchema }, SERVICE_ERRORS),
+        body: component(app, VerifyBody),
+        response: responses({ 200: Ref(SessionSchema) }, SERVICE_ERRORS),
       },
     },
     async (request) => {
@@ -43,9 +52,14 @@ export function sessionRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { grant: 'revoke', action: 'session_revoke', auditedInTransaction: true },
       schema: {
+        operationId: 'revokeSession',
+        summary: 'Revoke one session, by id or by token',
         tags: ['sessions'],
-        body: RevokeBody,
-        response: responses({ 204: Type.Null() }, [...SERVICE_ERRORS, 404]),
+        body: component(app, RevokeBody),
+        response: responses({ 204: NoContent('Revoked (also when it already was)') }, [
+          ...SERVICE_ERRORS,
+          404,
+        ]),
       },
     },
     async (request, reply) => {
