@@ -8,6 +8,7 @@ import {
 } from '../../src/domain/passwords/password-hasher.js';
 import { FakeClock } from './clock.js';
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from './databases.js';
+import { DeclaredResponses } from './declared-responses.js';
 
 let fastHasher: Promise<PasswordHasher> | undefined;
 
@@ -77,7 +78,12 @@ export async function createTestApp(
   const clock = new FakeClock();
   const store = db.open({ timeoutMs: config.dbTimeoutMs });
   await store.migrate();
-  const built = await buildApp(config, { store, clock, hasher: await testHasher() }, silentLog);
+  const declared = new DeclaredResponses();
+  const built = await buildApp(
+    config,
+    { store, clock, hasher: await testHasher(), instrument: declared.install },
+    silentLog,
+  );
   let counter = 0;
   const app: FastifyInstance = built.app;
   return {
@@ -98,6 +104,7 @@ export async function createTestApp(
     async close() {
       await built.close();
       if (!existing) await db.drop();
+      declared.assertAllDeclared();
     },
   };
 }
