@@ -1,5 +1,4 @@
-import { type Static, type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import { type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
 import type { ErrorCode } from '../domain/errors.js';
 import { CLIENT_IP_HEADER } from './client-address.js';
 import { ERROR_STATUS } from './errors.js';
@@ -7,29 +6,9 @@ import { ERROR_STATUS } from './errors.js';
 /**
  * Response and body schemas: validation, serialization and OpenAPI from one source.
  *
- * A schema with an `$id` is a named component: it is registered once with `addSchema` and
- * routes point at it with `Ref`, so the OpenAPI document carries one `components.schemas`
- * entry a client generator turns into one type, instead of a copy per route.
+ * Routes use the schemas inline, as Fastify compiles them fastest; the OpenAPI document
+ * names the shared ones as components (src/http/openapi.ts) and refers to them by `$ref`.
  */
-
-function idOf(schema: TSchema): string {
-  if (schema.$id === undefined) throw new Error('a named schema needs an $id');
-  return schema.$id;
-}
-
-/** A `$ref` to a named schema, typed as the schema it names; `description` describes the answer. */
-export function Ref<T extends TSchema>(schema: T, description?: string): TUnsafe<Static<T>> {
-  return Type.Unsafe<Static<T>>(Type.Ref(idOf(schema), description ? { description } : {}));
-}
-
-/**
- * Registers a route module's own named schema on `app` (once) and returns a `$ref` to it.
- * The schemas every module shares are registered up front by `addSharedSchemas`.
- */
-export function component<T extends TSchema>(app: FastifyInstance, schema: T): TUnsafe<Static<T>> {
-  if (app.getSchema(idOf(schema)) === undefined) app.addSchema(schema);
-  return Ref(schema);
-}
 
 /** One `enum` keyword, which generators turn into a union type (an anyOf of consts is not). */
 export function StringEnum<const T extends readonly string[]>(
@@ -51,29 +30,26 @@ export const IdentitySchema = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
   },
-  { $id: 'Identity', description: 'An identity (SPEC 2.1); never carries a password hash.' },
+  { description: 'An identity; never carries a password hash.' },
 );
 
 export const SessionSchema = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
-    identity: Ref(IdentitySchema),
+    identity: IdentitySchema,
     issued_at: Timestamp,
     expires_at: Timestamp,
     authenticated_via: StringEnum(['password', 'link']),
   },
-  { $id: 'Session', description: 'A session and the identity it belongs to.' },
+  { description: 'A session and the identity it belongs to.' },
 );
 
 export const MintedSessionSchema = Type.Object(
   {
-    session: Ref(SessionSchema),
+    session: SessionSchema,
     token: Type.String({ description: 'Raw session token (tess_s_…), shown once' }),
   },
-  {
-    $id: 'MintedSession',
-    description: 'A new session and its token, which no later answer repeats.',
-  },
+  { description: 'A new session and its token, which no later answer repeats.' },
 );
 
 /** Every code an error answer carries: the error model's table, plus `internal_error` (500). */
@@ -90,15 +66,8 @@ export const ErrorSchema = Type.Object(
       Type.Integer({ description: 'Only on rate_limited: seconds until a retry can succeed' }),
     ),
   },
-  { $id: 'Error', description: 'The flat error model: a documented code, nothing else.' },
+  { description: 'The flat error model: a documented code, nothing else.' },
 );
-
-/** Registers the named schemas every route module may reference; before any route. */
-export function addSharedSchemas(app: FastifyInstance): void {
-  for (const schema of [IdentitySchema, SessionSchema, MintedSessionSchema, ErrorSchema]) {
-    app.addSchema(schema);
-  }
-}
 
 export const IdParams = Type.Object({ id: Type.String() });
 
@@ -134,17 +103,17 @@ function errorDescription(status: number): string {
   return `${STATUS_TEXT[status] ?? 'Error'}: ${codes.map((code) => `\`${code}\``).join(', ')}`;
 }
 
-/** The error model at `status`, as JSON, or as JSON or a hosted page for browser routes. */
+/**
+ * The error model at `status`, as JSON, or as JSON or a hosted page for browser routes.
+ * Always a media-type map, so the response carries its own description while its schema
+ * stays the shared `ErrorSchema` object (named `Error` in the document).
+ */
 function errorResponse(status: number, html: boolean): TSchema {
-  const description = errorDescription(status);
-  if (!html) return Ref(ErrorSchema, description);
-  return Type.Unsafe({
-    description,
-    content: {
-      'application/json': { schema: Ref(ErrorSchema) },
-      'text/html': { schema: HtmlPage },
-    },
-  });
+  const content: Record<string, { schema: TSchema }> = {
+    'application/json': { schema: ErrorSchema },
+  };
+  if (html) content['text/html'] = { schema: HtmlPage };
+  return Type.Unsafe({ description: errorDescription(status), content });
 }
 
 /**
@@ -162,6 +131,11 @@ export function responses(
     map[status] = errorResponse(status, options.html ?? false);
   }
   return map;
+}
+
+/** A JSON answer with its own description, whose schema stays the shared object. */
+export function json(schema: TSchema, description: string): TSchema {
+  return Type.Unsafe({ description, content: { 'application/json': { schema } } });
 }
 
 /** A 200 that is JSON to API clients and the hosted page to a browser. */

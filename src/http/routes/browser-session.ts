@@ -5,7 +5,7 @@ import { isWellFormedToken } from '../../lib/tokens.js';
 import { clearSessionCookie, sessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
 import { logoutOrigins, refuseForeignOrigin } from '../origins.js';
-import { NoContent, Ref, SessionSchema, responses } from '../schemas.js';
+import { NoContent, SessionSchema, responses } from '../schemas.js';
 
 /** The end user ending their own session: audited, but no service acted. */
 const LOGOUT_ACTOR: Actor = { service_name: null, service_id: null, details: { via: 'logout' } };
@@ -30,7 +30,7 @@ export function browserSessionRoutes(app: FastifyInstance, deps: AppDeps): void 
         description:
           'The session in the service_session cookie. Verified afresh on every call; no caching headers.',
         security: [{ sessionCookie: [] }],
-        response: responses({ 200: Ref(SessionSchema) }, [401, 403, 503, 504]),
+        response: responses({ 200: SessionSchema }, [401, 403, 503, 504]),
       },
     },
     async (request) => verifySession(deps, sessionCookie(request)),

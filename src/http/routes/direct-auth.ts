@@ -12,9 +12,7 @@ import {
   ClientIpHeader,
   IdentitySchema,
   MintedSessionSchema,
-  Ref,
   SERVICE_ERRORS,
-  component,
   responses,
 } from '../schemas.js';
 import { actorOf } from '../service-auth.js';
@@ -26,11 +24,11 @@ export const RegisterBody = Type.Object(
     display_name: Type.Optional(Type.String()),
     avatar_url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   },
-  { $id: 'Registration', additionalProperties: false },
+  { additionalProperties: false },
 );
 export const PasswordBody = Type.Object(
   { username: Type.String(), password: Type.String() },
-  { $id: 'PasswordCredentials', additionalProperties: false },
+  { additionalProperties: false },
 );
 
 export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
@@ -42,8 +40,8 @@ export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'register',
         summary: 'Create an identity with a password',
         tags: ['identities'],
-        body: component(app, RegisterBody),
-        response: responses({ 201: Ref(IdentitySchema) }, [...SERVICE_ERRORS, 409]),
+        body: RegisterBody,
+        response: responses({ 201: IdentitySchema }, [...SERVICE_ERRORS, 409]),
       },
     },
     async (request, reply) => {
@@ -65,8 +63,8 @@ export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'registerAndAuthenticate',
         summary: 'Create an identity and sign it in',
         tags: ['identities'],
-        body: component(app, RegisterBody),
-        response: responses({ 201: Ref(MintedSessionSchema) }, [...SERVICE_ERRORS, 409]),
+        body: RegisterBody,
+        response: responses({ 201: MintedSessionSchema }, [...SERVICE_ERRORS, 409]),
       },
     },
     async (request, reply) => {
@@ -86,8 +84,8 @@ export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
         tags: ['sessions'],
         description: `Per-username rate limit; per-address too when a browser_proxy caller states ${CLIENT_IP_HEADER}.`,
         headers: ClientIpHeader,
-        body: component(app, PasswordBody),
-        response: responses({ 200: Ref(MintedSessionSchema) }, [...SERVICE_ERRORS, 429]),
+        body: PasswordBody,
+        response: responses({ 200: MintedSessionSchema }, [...SERVICE_ERRORS, 429]),
       },
     },
     async (request) => {

@@ -8,7 +8,7 @@ import {
 import { toIdentity } from '../../domain/identities/identity.js';
 import { revokeIdentitySessions } from '../../domain/sessions/session-service.js';
 import type { AppDeps } from '../deps.js';
-import { IdParams, IdentitySchema, Ref, SERVICE_ERRORS, component, responses } from '../schemas.js';
+import { IdParams, IdentitySchema, SERVICE_ERRORS, responses } from '../schemas.js';
 import { actorOf } from '../service-auth.js';
 
 export const ProfileBody = Type.Object(
@@ -17,15 +17,14 @@ export const ProfileBody = Type.Object(
     avatar_url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   },
   {
-    $id: 'ProfileUpdate',
     additionalProperties: false,
     description: 'The fields to change; a field left out keeps its value.',
   },
 );
 const UsernameQuery = Type.Object({ username: Type.String() });
-const RevokedSchema = Type.Object(
+export const RevokedSchema = Type.Object(
   { revoked: Type.Integer({ description: 'How many live sessions were revoked' }) },
-  { $id: 'RevokedSessions' },
+  { description: 'The sessions revoked' },
 );
 
 type IdRoute = { Params: Static<typeof IdParams> };
@@ -40,7 +39,7 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
         summary: 'Get an identity by id',
         tags: ['identities'],
         params: IdParams,
-        response: responses({ 200: Ref(IdentitySchema) }, [...SERVICE_ERRORS, 404]),
+        response: responses({ 200: IdentitySchema }, [...SERVICE_ERRORS, 404]),
       },
     },
     async (request) => toIdentity(await getIdentity(deps.store, request.params.id)),
@@ -55,7 +54,7 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
         summary: 'Find an identity by username',
         tags: ['identities'],
         querystring: UsernameQuery,
-        response: responses({ 200: Ref(IdentitySchema) }, [...SERVICE_ERRORS, 404]),
+        response: responses({ 200: IdentitySchema }, [...SERVICE_ERRORS, 404]),
       },
     },
     async (request) => {
@@ -73,8 +72,8 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
       summary: "Change an identity's display name or avatar",
       tags: ['identities'],
       params: IdParams,
-      body: component(app, ProfileBody),
-      response: responses({ 200: Ref(IdentitySchema) }, [...SERVICE_ERRORS, 404]),
+      body: ProfileBody,
+      response: responses({ 200: IdentitySchema }, [...SERVICE_ERRORS, 404]),
     },
   } as const;
   const patchHandler = async (request: {
@@ -103,7 +102,7 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
         summary: "Revoke all of an identity's sessions",
         tags: ['sessions'],
         params: IdParams,
-        response: responses({ 200: component(app, RevokedSchema) }, [...SERVICE_ERRORS, 404]),
+        response: responses({ 200: RevokedSchema }, [...SERVICE_ERRORS, 404]),
       },
     },
     async (request) => ({

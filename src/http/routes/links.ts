@@ -7,10 +7,8 @@ import {
   IdParams,
   MintedSessionSchema,
   NoContent,
-  Ref,
   SERVICE_ERRORS,
   Timestamp,
-  component,
   responses,
 } from '../schemas.js';
 import { actorOf } from '../service-auth.js';
@@ -28,7 +26,7 @@ export const LinkSchema = Type.Object(
     verified_at: Type.Union([Timestamp, Type.Null()]),
     linked_at: Timestamp,
   },
-  { $id: 'Link', description: 'An external account (provider, subject) linked to an identity.' },
+  { description: 'An external account (provider, subject) linked to an identity.' },
 );
 
 export const SignInBody = Type.Object(
@@ -42,12 +40,12 @@ export const SignInBody = Type.Object(
       }),
     ),
   },
-  { $id: 'LinkSignIn', additionalProperties: false },
+  { additionalProperties: false },
 );
 
 export const SignInResponse = Type.Intersect(
-  [Ref(MintedSessionSchema), Type.Object({ created: Type.Boolean() })],
-  { $id: 'LinkSignInResult', description: 'A new session; `created` when the identity is new.' },
+  [MintedSessionSchema, Type.Object({ created: Type.Boolean() })],
+  { description: 'A new session; `created` when the identity is new.' },
 );
 
 export const AttachBody = Type.Object(
@@ -56,12 +54,12 @@ export const AttachBody = Type.Object(
     subject: KeyPart('subject'),
     verified: Type.Optional(Type.Boolean({ default: false })),
   },
-  { $id: 'LinkAttachment', additionalProperties: false },
+  { additionalProperties: false },
 );
 
 export const DetachBody = Type.Object(
   { provider: KeyPart('provider'), subject: KeyPart('subject') },
-  { $id: 'LinkKey', additionalProperties: false },
+  { additionalProperties: false },
 );
 
 type IdRoute = { Params: Static<typeof IdParams> };
@@ -77,11 +75,12 @@ export function linkRoutes(app: FastifyInstance, deps: AppDeps): void {
         tags: ['links'],
         description:
           'Sign in by (provider, subject). 200 for a returning user; 201 when the identity is created from the seed.',
-        body: component(app, SignInBody),
-        response: responses(
-          { 200: component(app, SignInResponse), 201: component(app, SignInResponse) },
-          [...SERVICE_ERRORS, 404, 409],
-        ),
+        body: SignInBody,
+        response: responses({ 200: SignInResponse, 201: SignInResponse }, [
+          ...SERVICE_ERRORS,
+          404,
+          409,
+        ]),
       },
     },
     async (request, reply) => {
@@ -104,8 +103,8 @@ export function linkRoutes(app: FastifyInstance, deps: AppDeps): void {
         summary: 'Link an external account to an identity',
         tags: ['links'],
         params: IdParams,
-        body: component(app, AttachBody),
-        response: responses({ 201: component(app, LinkSchema) }, [...SERVICE_ERRORS, 404]),
+        body: AttachBody,
+        response: responses({ 201: LinkSchema }, [...SERVICE_ERRORS, 404]),
       },
     },
     async (request, reply) => {
@@ -129,10 +128,10 @@ export function linkRoutes(app: FastifyInstance, deps: AppDeps): void {
         summary: "List an identity's linked accounts",
         tags: ['links'],
         params: IdParams,
-        response: responses({ 200: Type.Array(component(app, LinkSchema)) }, [
-          ...SERVICE_ERRORS,
-          404,
-        ]),
+        response: responses(
+          { 200: Type.Array(LinkSchema, { description: "The identity's links" }) },
+          [...SERVICE_ERRORS, 404],
+        ),
       },
     },
     async (request) => listIdentityLinks(deps.store, request.params.id),
@@ -147,7 +146,7 @@ export function linkRoutes(app: FastifyInstance, deps: AppDeps): void {
         summary: 'Unlink an external account from an identity',
         tags: ['links'],
         params: IdParams,
-        body: component(app, DetachBody),
+        body: DetachBody,
         response: responses({ 204: NoContent('Unlinked') }, [...SERVICE_ERRORS, 404]),
       },
     },

@@ -25,11 +25,9 @@ import { flowSubmitOrigins, refuseForeignOrigin, returnToAllowList } from '../or
 import {
   ClientIpHeader,
   IdParams,
-  Ref,
   SessionSchema,
   StringEnum,
   Timestamp,
-  component,
   jsonOrPage,
   responses,
   seeOther,
@@ -45,27 +43,24 @@ export const FlowSchema = Type.Object(
     issued_at: Timestamp,
     expires_at: Timestamp,
   },
-  { $id: 'Flow', description: 'A login flow, without its CSRF token.' },
+  { description: 'A login flow, without its CSRF token.' },
 );
 export const StartedFlowSchema = Type.Intersect(
-  [Ref(FlowSchema), Type.Object({ csrf_token: Type.String() })],
-  { $id: 'StartedFlow', description: 'A new login flow and the CSRF token its submission needs.' },
+  [FlowSchema, Type.Object({ csrf_token: Type.String() })],
+  { description: 'A new login flow and the CSRF token its submission needs.' },
 );
-export const FlowErrorSchema = Type.Object(
-  { error: Type.String({ description: 'The error code of a failed submission' }), at: Timestamp },
-  { $id: 'FlowError' },
-);
+export const FlowErrorSchema = Type.Object({
+  error: Type.String({ description: 'The error code of a failed submission' }),
+  at: Timestamp,
+});
 export const FlowDetailSchema = Type.Intersect(
-  [Ref(FlowSchema), Type.Object({ errors: Type.Array(Ref(FlowErrorSchema)) })],
-  { $id: 'FlowWithErrors', description: 'A login flow and its failed submissions, newest last.' },
+  [FlowSchema, Type.Object({ errors: Type.Array(FlowErrorSchema) })],
+  { description: 'A login flow and its failed submissions, newest last.' },
 );
-export const SubmitResultSchema = Type.Object(
-  {
-    return_to: Type.Union([Type.String(), Type.Null()]),
-    session: Ref(SessionSchema),
-  },
-  { $id: 'CompletedFlow' },
-);
+export const SubmitResultSchema = Type.Object({
+  return_to: Type.Union([Type.String(), Type.Null()]),
+  session: SessionSchema,
+});
 
 const LoginQuery = Type.Object({ return_to: Type.Optional(Type.String()) });
 export const SubmitBody = Type.Object(
@@ -74,7 +69,7 @@ export const SubmitBody = Type.Object(
     password: Type.Optional(Type.String()),
     csrf_token: Type.Optional(Type.String({ description: 'From GET /v1/login; body only' })),
   },
-  { $id: 'FlowPasswordSubmission', additionalProperties: false },
+  { additionalProperties: false },
 );
 type SubmitRoute = { Params: Static<typeof IdParams>; Body: Static<typeof SubmitBody> };
 
@@ -112,7 +107,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
     sessionTtlMs: deps.sessionTtlMs,
   };
   // Referenced from StartedFlow and FlowWithErrors.
-  for (const schema of [FlowSchema, FlowErrorSchema]) component(app, schema);
+  for (const schema of [FlowSchema, FlowErrorSchema]) schema;
 
   app.get<{ Querystring: Static<typeof LoginQuery> }>(
     '/v1/login',
@@ -136,7 +131,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: responses(
           {
             200: jsonOrPage(
-              component(app, StartedFlowSchema),
+              StartedFlowSchema,
               'The new flow (JSON), or the login page for a browser',
             ),
             303: seeOther('To the operator login UI, SERVICE_LOGIN_UI_URL?flow=<id>'),
@@ -178,7 +173,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
         security: OPTIONAL_SERVICE_TOKEN,
         params: IdParams,
         headers: ClientIpHeader,
-        response: responses({ 200: component(app, FlowDetailSchema) }, [...BROWSER_ERRORS, 404]),
+        response: responses({ 200: FlowDetailSchema }, [...BROWSER_ERRORS, 404]),
       },
     },
     async (request, reply) => {
@@ -232,11 +227,11 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
         consumes: ['application/json', 'application/x-www-form-urlencoded'],
         params: IdParams,
         headers: ClientIpHeader,
-        body: component(app, SubmitBody),
+        body: SubmitBody,
         response: responses(
           {
             200: jsonOrPage(
-              component(app, SubmitResultSchema),
+              SubmitResultSchema,
               'Signed in: the session (JSON), or the signed-in page for a form post without return_to',
             ),
             303: seeOther('Signed in (form post): on to return_to'),

@@ -4,15 +4,12 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppDeps } from '../deps.js';
 import { toDomainError } from '../errors.js';
 import { RequestMetrics } from '../request-metrics.js';
-import { ERROR_CODES, Ref, StringEnum, component, responses } from '../schemas.js';
+import { ERROR_CODES, StringEnum, json, responses } from '../schemas.js';
 
-const Readiness = Type.Object(
-  {
-    status: StringEnum(['ok', 'unavailable']),
-    error: Type.Optional(StringEnum(ERROR_CODES, { description: 'Why the database cannot serve' })),
-  },
-  { $id: 'Readiness' },
-);
+export const Readiness = Type.Object({
+  status: StringEnum(['ok', 'unavailable']),
+  error: Type.Optional(StringEnum(ERROR_CODES, { description: 'Why the database cannot serve' })),
+});
 
 /** Operational routes: no token, no cookie; no 4xx answer either. */
 function operational(operationId: string, summary: string, response: Record<number, unknown>) {
@@ -25,8 +22,8 @@ const HEALTHZ = operational(
   responses({ 200: Type.Object({ status: StringEnum(['ok']) }, { description: 'Alive' }) }, []),
 );
 const READYZ = operational('readyz', 'Readiness: the database answers', {
-  ...responses({ 200: Ref(Readiness, 'The database answers') }, []),
-  503: Ref(Readiness, 'The database cannot serve now'),
+  ...responses({ 200: json(Readiness, 'The database answers') }, []),
+  503: json(Readiness, 'The database cannot serve now'),
 });
 const METRICS = operational(
   'metrics',
@@ -63,7 +60,6 @@ export function operationRoutes(app: FastifyInstance, deps: AppDeps): void {
     done();
   });
 
-  component(app, Readiness);
   app.get('/healthz', HEALTHZ, async () => ({ status: 'ok' }));
 
   app.get('/readyz', READYZ, async (_request, reply) => {

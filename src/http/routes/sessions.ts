@@ -7,12 +7,12 @@ import {
   verifySession,
 } from '../../domain/sessions/session-service.js';
 import type { AppDeps } from '../deps.js';
-import { NoContent, Ref, SERVICE_ERRORS, SessionSchema, component, responses } from '../schemas.js';
+import { NoContent, SERVICE_ERRORS, SessionSchema, responses } from '../schemas.js';
 import { actorOf } from '../service-auth.js';
 
 export const VerifyBody = Type.Object(
   { token: Type.String({ description: 'The session token (tess_s_…)' }) },
-  { $id: 'SessionVerification', additionalProperties: false },
+  { additionalProperties: false },
 );
 export const RevokeBody = Type.Object(
   {
@@ -20,7 +20,6 @@ export const RevokeBody = Type.Object(
     token: Type.Optional(Type.String()),
   },
   {
-    $id: 'SessionRevocation',
     additionalProperties: false,
     description: 'Exactly one of session_id or token.',
   },
@@ -35,8 +34,8 @@ export function sessionRoutes(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'verifySession',
         summary: 'Check a session token and get its session',
         tags: ['sessions'],
-        body: component(app, VerifyBody),
-        response: responses({ 200: Ref(SessionSchema) }, SERVICE_ERRORS),
+        body: VerifyBody,
+        response: responses({ 200: SessionSchema }, SERVICE_ERRORS),
       },
     },
     async (request) => {
@@ -55,7 +54,7 @@ export function sessionRoutes(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'revokeSession',
         summary: 'Revoke one session, by id or by token',
         tags: ['sessions'],
-        body: component(app, RevokeBody),
+        body: RevokeBody,
         response: responses({ 204: NoContent('Revoked (also when it already was)') }, [
           ...SERVICE_ERRORS,
           404,
