@@ -106,8 +106,6 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
     cookieDomain: deps.config.cookieDomain,
     sessionTtlMs: deps.sessionTtlMs,
   };
-  // Referenced from StartedFlow and FlowWithErrors.
-  for (const schema of [FlowSchema, FlowErrorSchema]) schema;
 
   app.get<{ Querystring: Static<typeof LoginQuery> }>(
     '/v1/login',
