@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
 import type { PasswordHasher } from './domain/passwords/password-hasher.js';
 import type { AppDeps } from './http/deps.js';
+import type { ServerOptions } from './http/server.js';
 import { createArgon2Hasher } from './lib/argon2-hasher.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { resolvePepper } from './pepper.js';
@@ -15,6 +16,8 @@ export interface AppOverrides {
   hasher?: PasswordHasher;
   /** Database schema to work in (PostgreSQL tests isolate themselves this way). */
   schema?: string;
+  /** Tests only: hooks installed on the server before its routes. */
+  instrument?: ServerOptions['instrument'];
 }
 
 export interface Services {
@@ -87,7 +90,7 @@ export async function buildApp(
   // Loaded here, not at the top: the CLI shares buildServices and must not load the HTTP
   // adapter (Fastify, the routes) for commands that never serve.
   const { buildServer } = await import('./http/server.js');
-  const app = await buildServer(services.deps);
+  const app = await buildServer(services.deps, { instrument: overrides.instrument });
   return {
     app,
     deps: services.deps,

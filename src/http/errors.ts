@@ -20,7 +20,8 @@ export const ERROR_STATUS: Record<ErrorCode, number> = {
 };
 
 export interface ErrorBody {
-  error: string;
+  /** A code of the table above, or `internal_error` for a bug (500). */
+  error: ErrorCode | 'internal_error';
   message?: string;
   retry_after?: number;
 }

@@ -1,10 +1,10 @@
 import formbody from '@fastify/formbody';
-import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { DomainError } from '../domain/errors.js';
 import { browserEndpoints } from './cors.js';
 import type { AppDeps } from './deps.js';
 import { handleError, sendError } from './errors.js';
+import { registerOpenApi } from './openapi.js';
 import { directAuthRoutes } from './routes/direct-auth.js';
 import { identityRoutes } from './routes/identities.js';
 import { linkRoutes } from './routes/links.js';
@@ -24,7 +24,15 @@ const REDACT = [
   '*.csrf_token',
 ];
 
-export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
+export interface ServerOptions {
+  /** Called before any route is added: tests install their checking hooks here. */
+  instrument?: (app: FastifyInstance) => void;
+}
+
+export async function buildServer(
+  deps: AppDeps,
+  options: ServerOptions = {},
+): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: deps.config.logLevel, redact: REDACT },
     // Access logs for every request would double the cost of the session check; errors
@@ -60,14 +68,8 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     return sendError(request, reply, new DomainError('not_found'));
   });
 
-  await app.register(swagger, {
-    openapi: {
-      info: { title: 'Tessera', version: '1', description: 'Identity and session service' },
-      components: {
-        securitySchemes: { serviceToken: { type: 'http', scheme: 'bearer' } },
-      },
-    },
-  });
+  options.instrument?.(app);
+  await registerOpenApi(app);
   await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
 
   registerServiceAuth(app, deps);

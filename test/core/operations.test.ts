@@ -65,8 +65,8 @@ describeEachDatabase('operational endpoints and routing', (kind) => {
     expect(Object.keys(doc.paths['/v1/register']!.post!.responses)).toEqual(
       expect.arrayContaining(['201', '409', '422']),
     );
-    // Operational routes are not part of the API description.
-    expect(doc.paths['/healthz']).toBeUndefined();
+    // Operational routes are described too, under their own tag and without credentials.
+    expect(doc.paths['/healthz']).toMatchObject({ get: { tags: ['operations'], security: [] } });
   });
 
   describe('unknown routes and methods', () => {

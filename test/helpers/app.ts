@@ -6,6 +6,7 @@ import type { PasswordHasher } from '../../src/domain/passwords/password-hasher.
 import { createArgon2Hasher } from '../../src/lib/argon2-hasher.js';
 import { FakeClock } from './clock.js';
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from './databases.js';
+import { DeclaredResponses } from './declared-responses.js';
 
 let fastHasher: Promise<PasswordHasher> | undefined;
 
@@ -75,7 +76,12 @@ export async function createTestApp(
   const clock = new FakeClock();
   const store = db.open({ timeoutMs: config.dbTimeoutMs });
   await store.migrate();
-  const built = await buildApp(config, { store, clock, hasher: await testHasher() }, silentLog);
+  const declared = new DeclaredResponses();
+  const built = await buildApp(
+    config,
+    { store, clock, hasher: await testHasher(), instrument: declared.install },
+    silentLog,
+  );
   let counter = 0;
   const app: FastifyInstance = built.app;
   return {
@@ -96,6 +102,7 @@ export async function createTestApp(
     async close() {
       await built.close();
       if (!existing) await db.drop();
+      declared.assertAllDeclared();
     },
   };
 }

@@ -14,6 +14,7 @@ import {
 import { FakeClock } from './clock.js';
 import { testActor, uniqueName } from './core.js';
 import { createTestDatabase, type DatabaseKind } from './databases.js';
+import { DeclaredResponses } from './declared-responses.js';
 
 export interface StoreApp extends App, AppShortcuts {
   clock: FakeClock;
@@ -30,10 +31,19 @@ export async function appOnStore(
   const databaseUrl = store.dialect === 'postgres' ? 'postgres://unused' : ':memory:';
   const config = testConfig(databaseUrl, env);
   const clock = new FakeClock();
-  const built = await buildApp(config, { store, clock, hasher: await testHasher() }, silentLog);
+  const declared = new DeclaredResponses();
+  const built = await buildApp(
+    config,
+    { store, clock, hasher: await testHasher(), instrument: declared.install },
+    silentLog,
+  );
   return {
     ...built,
     clock,
+    async close() {
+      await built.close();
+      declared.assertAllDeclared();
+    },
     async token(...grants) {
       const name = uniqueName('svc');
       return (await createServiceToken(built.deps, testActor, { name, grants })).token;

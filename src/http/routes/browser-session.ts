@@ -1,4 +1,3 @@
-import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { BROWSER_ACTOR } from '../../domain/login-flows/sign-in-audit.js';
 import { revokeSessionByToken, verifySession } from '../../domain/sessions/session-service.js';
@@ -6,7 +5,7 @@ import { isWellFormedToken } from '../../lib/tokens.js';
 import { clearSessionCookie, sessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
 import { logoutOrigins, refuseForeignOrigin } from '../origins.js';
-import { SessionSchema, responses } from '../schemas.js';
+import { NoContent, SessionSchema, responses } from '../schemas.js';
 
 /**
  * The session CORS zone. Both endpoints read only the `service_session` cookie: an
@@ -22,9 +21,12 @@ export function browserSessionRoutes(app: FastifyInstance, deps: AppDeps): void 
     '/v1/whoami',
     {
       schema: {
+        operationId: 'whoami',
+        summary: 'The signed-in session of this browser',
         tags: ['browser'],
         description:
           'The session in the service_session cookie. Verified afresh on every call; no caching headers.',
+        security: [{ sessionCookie: [] }],
         response: responses({ 200: SessionSchema }, [401, 403, 503, 504]),
       },
     },
@@ -36,10 +38,16 @@ export function browserSessionRoutes(app: FastifyInstance, deps: AppDeps): void 
     {
       onRequest: refuseForeignOrigin((request) => logoutOrigins(request, deps.config)),
       schema: {
+        operationId: 'logout',
+        summary: 'Sign this browser out',
         tags: ['browser'],
         description:
           'Revokes the session in the cookie and clears the cookie. 204 also without a valid cookie.',
-        response: responses({ 204: Type.Null() }, [403, 503, 504]),
+        security: [{}, { sessionCookie: [] }],
+        response: responses(
+          { 204: NoContent('Signed out; the cookie is cleared') },
+          [403, 422, 503, 504],
+        ),
       },
     },
     async (request, reply) => {

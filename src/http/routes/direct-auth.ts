@@ -8,10 +8,16 @@ import { authenticateWithPassword } from '../../domain/passwords/password-auth.j
 import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.js';
 import { CLIENT_IP_HEADER, clientAddress } from '../client-address.js';
 import type { AppDeps } from '../deps.js';
-import { IdentitySchema, MintedSessionSchema, SERVICE_ERRORS, responses } from '../schemas.js';
+import {
+  ClientIpHeader,
+  IdentitySchema,
+  MintedSessionSchema,
+  SERVICE_ERRORS,
+  responses,
+} from '../schemas.js';
 import { actorOf } from '../service-auth.js';
 
-const RegisterBody = Type.Object(
+export const RegisterBody = Type.Object(
   {
     username: Type.String(),
     password: Type.String(),
@@ -20,7 +26,7 @@ const RegisterBody = Type.Object(
   },
   { additionalProperties: false },
 );
-const PasswordBody = Type.Object(
+export const PasswordBody = Type.Object(
   { username: Type.String(), password: Type.String() },
   { additionalProperties: false },
 );
@@ -31,6 +37,8 @@ export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { grant: 'direct_auth', action: 'identity_register', auditedInTransaction: true },
       schema: {
+        operationId: 'register',
+        summary: 'Create an identity with a password',
         tags: ['identities'],
         body: RegisterBody,
         response: responses({ 201: IdentitySchema }, [...SERVICE_ERRORS, 409]),
@@ -52,6 +60,8 @@ export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
         auditedInTransaction: true,
       },
       schema: {
+        operationId: 'registerAndAuthenticate',
+        summary: 'Create an identity and sign it in',
         tags: ['identities'],
         body: RegisterBody,
         response: responses({ 201: MintedSessionSchema }, [...SERVICE_ERRORS, 409]),
@@ -69,8 +79,11 @@ export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { grant: 'direct_auth', action: 'authenticate_password', auditedInTransaction: true },
       schema: {
+        operationId: 'authenticatePassword',
+        summary: 'Sign in with username and password',
         tags: ['sessions'],
         description: `Per-username rate limit; per-address too when a browser_proxy caller states ${CLIENT_IP_HEADER}.`,
+        headers: ClientIpHeader,
         body: PasswordBody,
         response: responses({ 200: MintedSessionSchema }, [...SERVICE_ERRORS, 429]),
       },

@@ -11,14 +11,21 @@ import type { AppDeps } from '../deps.js';
 import { IdParams, IdentitySchema, SERVICE_ERRORS, responses } from '../schemas.js';
 import { actorOf } from '../service-auth.js';
 
-const ProfileBody = Type.Object(
+export const ProfileBody = Type.Object(
   {
     display_name: Type.Optional(Type.String()),
     avatar_url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description: 'The fields to change; a field left out keeps its value.',
+  },
 );
 const UsernameQuery = Type.Object({ username: Type.String() });
+export const RevokedSchema = Type.Object(
+  { revoked: Type.Integer({ description: 'How many live sessions were revoked' }) },
+  { description: 'The sessions revoked' },
+);
 
 type IdRoute = { Params: Static<typeof IdParams> };
 
@@ -28,6 +35,8 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { grant: 'identity_read', action: 'identity_read' },
       schema: {
+        operationId: 'getIdentity',
+        summary: 'Get an identity by id',
         tags: ['identities'],
         params: IdParams,
         response: responses({ 200: IdentitySchema }, [...SERVICE_ERRORS, 404]),
@@ -41,6 +50,8 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { grant: 'identity_read', action: 'identity_lookup' },
       schema: {
+        operationId: 'lookupIdentityByUsername',
+        summary: 'Find an identity by username',
         tags: ['identities'],
         querystring: UsernameQuery,
         response: responses({ 200: IdentitySchema }, [...SERVICE_ERRORS, 404]),
@@ -57,6 +68,8 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
   const patchOptions = {
     config: { grant: 'identity_write', action: 'identity_update', auditedInTransaction: true },
     schema: {
+      operationId: 'updateProfile',
+      summary: "Change an identity's display name or avatar",
       tags: ['identities'],
       params: IdParams,
       body: ProfileBody,
@@ -85,12 +98,11 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { grant: 'revoke', action: 'identity_revoke_sessions', auditedInTransaction: true },
       schema: {
+        operationId: 'revokeIdentitySessions',
+        summary: "Revoke all of an identity's sessions",
         tags: ['sessions'],
         params: IdParams,
-        response: responses({ 200: Type.Object({ revoked: Type.Integer() }) }, [
-          ...SERVICE_ERRORS,
-          404,
-        ]),
+        response: responses({ 200: RevokedSchema }, [...SERVICE_ERRORS, 404]),
       },
     },
     async (request) => ({

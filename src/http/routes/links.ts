@@ -3,25 +3,33 @@ import type { FastifyInstance } from 'fastify';
 import { attachLink, detachLink, listIdentityLinks } from '../../domain/links/link-service.js';
 import { signInWithLink } from '../../domain/links/link-sign-in.js';
 import type { AppDeps } from '../deps.js';
-import { IdParams, MintedSessionSchema, SERVICE_ERRORS, responses } from '../schemas.js';
+import {
+  IdParams,
+  MintedSessionSchema,
+  NoContent,
+  SERVICE_ERRORS,
+  Timestamp,
+  responses,
+} from '../schemas.js';
 import { actorOf } from '../service-auth.js';
-
-const Timestamp = Type.String({ format: 'date-time' });
 
 // Lengths are checked in the domain in bytes of UTF-8 (SPEC.md 8); a JSON Schema
 // maxLength would count characters and let 255 multi-byte characters through.
 const KeyPart = (what: string) =>
   Type.String({ description: `${what}: opaque, 1-255 bytes of UTF-8, matched exactly` });
 
-const LinkSchema = Type.Object({
-  provider: Type.String(),
-  subject: Type.String(),
-  identity_id: Type.String({ format: 'uuid' }),
-  verified_at: Type.Union([Timestamp, Type.Null()]),
-  linked_at: Timestamp,
-});
+export const LinkSchema = Type.Object(
+  {
+    provider: Type.String(),
+    subject: Type.String(),
+    identity_id: Type.String({ format: 'uuid' }),
+    verified_at: Type.Union([Timestamp, Type.Null()]),
+    linked_at: Timestamp,
+  },
+  { description: 'An external account (provider, subject) linked to an identity.' },
+);
 
-const SignInBody = Type.Object(
+export const SignInBody = Type.Object(
   {
     provider: KeyPart('provider'),
     subject: KeyPart('subject'),
@@ -35,12 +43,12 @@ const SignInBody = Type.Object(
   { additionalProperties: false },
 );
 
-const SignInResponse = Type.Composite([
-  MintedSessionSchema,
-  Type.Object({ created: Type.Boolean() }),
-]);
+export const SignInResponse = Type.Intersect(
+  [MintedSessionSchema, Type.Object({ created: Type.Boolean() })],
+  { description: 'A new session; `created` when the identity is new.' },
+);
 
-const AttachBody = Type.Object(
+export const AttachBody = Type.Object(
   {
     provider: KeyPart('provider'),
     subject: KeyPart('subject'),
@@ -49,7 +57,7 @@ const AttachBody = Type.Object(
   { additionalProperties: false },
 );
 
-const DetachBody = Type.Object(
+export const DetachBody = Type.Object(
   { provider: KeyPart('provider'), subject: KeyPart('subject') },
   { additionalProperties: false },
 );
@@ -62,11 +70,17 @@ export function linkRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { grant: 'external_auth', action: 'authenticate_link', auditedInTransaction: true },
       schema: {
+        operationId: 'authenticateLink',
+        summary: 'Sign in with a linked external account',
         tags: ['links'],
         description:
           'Sign in by (provider, subject). 200 for a returning user; 201 when the identity is created from the seed.',
         body: SignInBody,
-        response: responses({ 200: SignInResponse, 201: SignInResponse }, [...SERVICE_ERRORS, 409]),
+        response: responses({ 200: SignInResponse, 201: SignInResponse }, [
+          ...SERVICE_ERRORS,
+          404,
+          409,
+        ]),
       },
     },
     async (request, reply) => {
@@ -85,6 +99,8 @@ export function linkRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { grant: 'external_link', action: 'link_attach', auditedInTransaction: true },
       schema: {
+        operationId: 'createLink',
+        summary: 'Link an external account to an identity',
         tags: ['links'],
         params: IdParams,
         body: AttachBody,
@@ -108,9 +124,14 @@ export function linkRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { grant: 'identity_read', action: 'link_list' },
       schema: {
+        operationId: 'listLinks',
+        summary: "List an identity's linked accounts",
         tags: ['links'],
         params: IdParams,
-        response: responses({ 200: Type.Array(LinkSchema) }, [...SERVICE_ERRORS, 404]),
+        response: responses(
+          { 200: Type.Array(LinkSchema, { description: "The identity's links" }) },
+          [...SERVICE_ERRORS, 404],
+        ),
       },
     },
     async (request) => listIdentityLinks(deps.store, request.params.id),
@@ -121,10 +142,12 @@ export function linkRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { grant: 'external_link', action: 'link_detach', auditedInTransaction: true },
       schema: {
+        operationId: 'deleteLink',
+        summary: 'Unlink an external account from an identity',
         tags: ['links'],
         params: IdParams,
         body: DetachBody,
-        response: responses({ 204: Type.Null() }, [...SERVICE_ERRORS, 404]),
+        response: responses({ 204: NoContent('Unlinked') }, [...SERVICE_ERRORS, 404]),
       },
     },
     async (request, reply) => {

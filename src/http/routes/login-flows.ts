@@ -29,39 +29,60 @@ import {
   refuseForeignOrigin,
   returnToAllowList,
 } from '../origins.js';
-import { IdParams, SessionSchema, responses } from '../schemas.js';
+import {
+  ClientIpHeader,
+  IdParams,
+  SessionSchema,
+  StringEnum,
+  Timestamp,
+  jsonOrPage,
+  responses,
+  seeOther,
+} from '../schemas.js';
 import { presentedCaller } from '../service-auth.js';
 import { attemptOf, signInAuditHooks } from '../sign-in-audit.js';
 
-const Timestamp = Type.String({ format: 'date-time' });
-const FlowFields = {
-  id: Type.String({ description: 'Flow id (tess_f_…)' }),
-  flow_id: Type.String({ description: 'Same as id' }),
-  return_to: Type.Union([Type.String(), Type.Null()]),
-  state: Type.Union(
-    ['created', 'completed', 'failed', 'expired'].map((state) => Type.Literal(state)),
-  ),
-  issued_at: Timestamp,
-  expires_at: Timestamp,
-};
-const StartedFlowSchema = Type.Object({ ...FlowFields, csrf_token: Type.String() });
-const FlowDetailSchema = Type.Object({
-  ...FlowFields,
-  csrf_token: Type.Optional(
-    Type.String({
-      description:
-        'Only to the login UI (SERVICE_LOGIN_UI_URL): its Origin, in the browser the flow was started in',
-    }),
-  ),
-  errors: Type.Array(Type.Object({ error: Type.String(), at: Timestamp })),
+export const FlowSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Flow id (tess_f_…)' }),
+    flow_id: Type.String({ description: 'Same as id' }),
+    return_to: Type.Union([Type.String(), Type.Null()]),
+    state: StringEnum(['created', 'completed', 'failed', 'expired']),
+    issued_at: Timestamp,
+    expires_at: Timestamp,
+  },
+  { description: 'A login flow, without its CSRF token.' },
+);
+export const StartedFlowSchema = Type.Intersect(
+  [FlowSchema, Type.Object({ csrf_token: Type.String() })],
+  { description: 'A new login flow and the CSRF token its submission needs.' },
+);
+export const FlowErrorSchema = Type.Object({
+  error: Type.String({ description: 'The error code of a failed submission' }),
+  at: Timestamp,
 });
-const SubmitResultSchema = Type.Object({
+export const FlowDetailSchema = Type.Intersect(
+  [
+    FlowSchema,
+    Type.Object({
+      csrf_token: Type.Optional(
+        Type.String({
+          description:
+            'Only to the login UI (SERVICE_LOGIN_UI_URL): its Origin, in the browser the flow was started in',
+        }),
+      ),
+      errors: Type.Array(FlowErrorSchema),
+    }),
+  ],
+  { description: 'A login flow and its failed submissions, newest last.' },
+);
+export const SubmitResultSchema = Type.Object({
   return_to: Type.Union([Type.String(), Type.Null()]),
   session: SessionSchema,
 });
 
 const LoginQuery = Type.Object({ return_to: Type.Optional(Type.String()) });
-const SubmitBody = Type.Object(
+export const SubmitBody = Type.Object(
   {
     username: Type.Optional(Type.String()),
     password: Type.Optional(Type.String()),
@@ -73,6 +94,8 @@ type SubmitRoute = { Params: Static<typeof IdParams>; Body: Static<typeof Submit
 
 /** Statuses the proxy header and the stores can add to any browser endpoint. */
 const BROWSER_ERRORS = [401, 403, 422, 503, 504];
+/** The bearer token is optional: only a browser_proxy stating the client address sends one. */
+const OPTIONAL_SERVICE_TOKEN: Record<string, string[]>[] = [{}, { serviceToken: [] }];
 
 /**
  * The per-IP key: the stated end-user address from a browser_proxy caller, else the peer.
@@ -116,11 +139,25 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
           ? sendFailurePage(request, reply, error, { formUsable: false, now: deps.clock.now() })
           : handleError(error, request, reply),
       schema: {
-        tags: ['browser'],
+        operationId: 'startLogin',
+        summary: 'Start a login flow (or show the login page)',
+        tags: ['flows'],
         description:
           'Starts a login flow. JSON for API clients; a browser asking for HTML gets the hosted login page, or a 303 to SERVICE_LOGIN_UI_URL?flow=<id> when set.',
+        security: OPTIONAL_SERVICE_TOKEN,
         querystring: LoginQuery,
-        response: responses({ 200: StartedFlowSchema }, [...BROWSER_ERRORS, 429]),
+        headers: ClientIpHeader,
+        response: responses(
+          {
+            200: jsonOrPage(
+              StartedFlowSchema,
+              'The new flow (JSON), or the login page for a browser',
+            ),
+            303: seeOther('To the operator login UI, SERVICE_LOGIN_UI_URL?flow=<id>'),
+          },
+          [...BROWSER_ERRORS, 429],
+          { html: true },
+        ),
       },
     },
     async (request, reply) => {
@@ -149,10 +186,14 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { action: 'flow_read' },
       schema: {
-        tags: ['browser'],
+        operationId: 'getFlow',
+        summary: 'Get a login flow and its errors',
+        tags: ['flows'],
         description:
           'A flow with the errors recorded on it, newest last. Its CSRF token only for the login UI, in the browser the flow was started in.',
+        security: OPTIONAL_SERVICE_TOKEN,
         params: IdParams,
+        headers: ClientIpHeader,
         response: responses({ 200: FlowDetailSchema }, [...BROWSER_ERRORS, 404]),
       },
     },
@@ -209,13 +250,27 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
           ? formFailure(error, request as FastifyRequest<SubmitRoute>, reply)
           : handleError(error, request, reply),
       schema: {
-        tags: ['browser'],
+        operationId: 'submitFlowPassword',
+        summary: 'Submit username and password to a login flow',
+        tags: ['flows'],
         description:
-          'SPEC 4.9. JSON or an HTML form post (application/x-www-form-urlencoded): a form post answers 303 to return_to, or a page.',
+          'JSON or an HTML form post (application/x-www-form-urlencoded): a form post answers 303 to return_to, or a page. Sets the service_session cookie on success.',
+        security: OPTIONAL_SERVICE_TOKEN,
         consumes: ['application/json', 'application/x-www-form-urlencoded'],
         params: IdParams,
+        headers: ClientIpHeader,
         body: SubmitBody,
-        response: responses({ 200: SubmitResultSchema }, [...BROWSER_ERRORS, 404, 429]),
+        response: responses(
+          {
+            200: jsonOrPage(
+              SubmitResultSchema,
+              'Signed in: the session (JSON), or the signed-in page for a form post without return_to',
+            ),
+            303: seeOther('Signed in (form post): on to return_to'),
+          },
+          [...BROWSER_ERRORS, 404, 429],
+          { html: true },
+        ),
       },
     },
     async (request, reply) => {

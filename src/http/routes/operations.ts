@@ -1,8 +1,51 @@
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppDeps } from '../deps.js';
 import { toDomainError } from '../errors.js';
 import { RequestMetrics } from '../request-metrics.js';
+import { ERROR_CODES, StringEnum, json, responses } from '../schemas.js';
+
+export const Readiness = Type.Object({
+  status: StringEnum(['ok', 'unavailable']),
+  error: Type.Optional(StringEnum(ERROR_CODES, { description: 'Why the database cannot serve' })),
+});
+
+/** Operational routes: no token, no cookie; no 4xx answer either. */
+function operational(operationId: string, summary: string, response: Record<number, unknown>) {
+  return { schema: { operationId, summary, tags: ['operations'], security: [], response } };
+}
+
+const HEALTHZ = operational(
+  'healthz',
+  'Liveness: the process answers',
+  responses({ 200: Type.Object({ status: StringEnum(['ok']) }, { description: 'Alive' }) }, []),
+);
+const READYZ = operational('readyz', 'Readiness: the database answers', {
+  ...responses({ 200: json(Readiness, 'The database answers') }, []),
+  503: json(Readiness, 'The database cannot serve now'),
+});
+const METRICS = operational(
+  'metrics',
+  'Prometheus metrics',
+  responses(
+    {
+      200: Type.Unsafe({
+        description: 'Prometheus text exposition format',
+        content: { 'text/plain': { schema: Type.String() } },
+      }),
+    },
+    [],
+  ),
+);
+const OPENAPI = operational(
+  'getOpenApiDocument',
+  'This OpenAPI document',
+  responses(
+    { 200: Type.Object({}, { additionalProperties: true, description: 'OpenAPI 3.0' }) },
+    [],
+  ),
+);
 
 /** Process liveness, database readiness, Prometheus metrics and the OpenAPI document. */
 export function operationRoutes(app: FastifyInstance, deps: AppDeps): void {
@@ -17,10 +60,9 @@ export function operationRoutes(app: FastifyInstance, deps: AppDeps): void {
     done();
   });
 
-  const hidden = { schema: { hide: true } };
-  app.get('/healthz', hidden, async () => ({ status: 'ok' }));
+  app.get('/healthz', HEALTHZ, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', hidden, async (_request, reply) => {
+  app.get('/readyz', READYZ, async (_request, reply) => {
     try {
       await deps.store.ping();
       return { status: 'ok' };
@@ -30,9 +72,9 @@ export function operationRoutes(app: FastifyInstance, deps: AppDeps): void {
     }
   });
 
-  app.get('/metrics', hidden, async (_request, reply) => {
+  app.get('/metrics', METRICS, async (_request, reply) => {
     return reply.type(registry.contentType).send(await registry.metrics());
   });
 
-  app.get('/v1/openapi.json', hidden, async () => app.swagger());
+  app.get('/v1/openapi.json', OPENAPI, async () => app.swagger());
 }

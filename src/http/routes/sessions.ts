@@ -7,16 +7,22 @@ import {
   verifySession,
 } from '../../domain/sessions/session-service.js';
 import type { AppDeps } from '../deps.js';
-import { SERVICE_ERRORS, SessionSchema, responses } from '../schemas.js';
+import { NoContent, SERVICE_ERRORS, SessionSchema, responses } from '../schemas.js';
 import { actorOf } from '../service-auth.js';
 
-const VerifyBody = Type.Object({ token: Type.String() }, { additionalProperties: false });
-const RevokeBody = Type.Object(
+export const VerifyBody = Type.Object(
+  { token: Type.String({ description: 'The session token (tess_s_…)' }) },
+  { additionalProperties: false },
+);
+export const RevokeBody = Type.Object(
   {
     session_id: Type.Optional(Type.String({ format: 'uuid' })),
     token: Type.Optional(Type.String()),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description: 'Exactly one of session_id or token.',
+  },
 );
 
 export function sessionRoutes(app: FastifyInstance, deps: AppDeps): void {
@@ -25,6 +31,8 @@ export function sessionRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { grant: 'introspect', action: 'session_verify' },
       schema: {
+        operationId: 'verifySession',
+        summary: 'Check a session token and get its session',
         tags: ['sessions'],
         body: VerifyBody,
         response: responses({ 200: SessionSchema }, SERVICE_ERRORS),
@@ -43,9 +51,14 @@ export function sessionRoutes(app: FastifyInstance, deps: AppDeps): void {
     {
       config: { grant: 'revoke', action: 'session_revoke', auditedInTransaction: true },
       schema: {
+        operationId: 'revokeSession',
+        summary: 'Revoke one session, by id or by token',
         tags: ['sessions'],
         body: RevokeBody,
-        response: responses({ 204: Type.Null() }, [...SERVICE_ERRORS, 404]),
+        response: responses({ 204: NoContent('Revoked (also when it already was)') }, [
+          ...SERVICE_ERRORS,
+          404,
+        ]),
       },
     },
     async (request, reply) => {
