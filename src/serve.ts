@@ -32,11 +32,18 @@ export async function serve(config: Config): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down');
     clearInterval(sweeper);
-    // app.close() stops accepting and waits for in-flight requests; then the audit buffer
-    // is flushed and the database closed.
-    close()
+    // The drain is bounded by SERVICE_SHUTDOWN_TIMEOUT_MS and each database call by
+    // SERVICE_DB_TIMEOUT_MS; should anything still hang, the process ends anyway.
+    const backstop = config.shutdownTimeoutMs + 2 * config.dbTimeoutMs + 1000;
+    setTimeout(() => {
+      app.log.error({ signal }, 'shutdown did not finish in time');
+      process.exit(1);
+    }, backstop).unref();
+    // Starts the drain at once (docs/operations.md, "Shutdown"), then says so.
+    const closing = close();
+    app.log.info({ signal }, 'shutting down');
+    closing
       .then(() => process.exit(0))
       .catch((error: unknown) => {
         app.log.error({ err: error }, 'shutdown failed');
