@@ -1,6 +1,7 @@
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { sweep } from './domain/sweep.js';
+import { publicUrlWarning } from './http/security-headers.js';
 
 /** `tessera serve`: migrate, listen, sweep periodically, stop gracefully on SIGTERM/SIGINT. */
 export async function serve(config: Config): Promise<void> {
@@ -55,4 +56,6 @@ export async function serve(config: Config): Promise<void> {
 
   const address = await app.listen({ host: config.host, port: config.port });
   app.log.info({ address, database: deps.store.dialect }, 'tessera listening');
+  const warning = publicUrlWarning(config);
+  if (warning) app.log.warn({ host: config.host }, warning);
 }

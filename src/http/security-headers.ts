@@ -42,13 +42,14 @@ function isLoopback(host: string): boolean {
 }
 
 /**
- * Without SERVICE_PUBLIC_URL the own origin (return_to checks, the login form's origin
- * check) follows each request's Host header, which only a loopback listener can trust.
+ * Without SERVICE_PUBLIC_URL the own origin (allowed `return_to`, the origin check of the
+ * login form) follows each request's Host header, which only a loopback listener can
+ * trust not to come from anyone.
  */
 export function publicUrlWarning(config: Pick<Config, 'publicUrl' | 'host'>): string | null {
   if (config.publicUrl !== null || isLoopback(config.host)) return null;
   return (
-    `SERVICE_PUBLIC_URL is unset while listening on ${config.host}: the service's own origin ` +
-    "is taken from each request's Host header. Set it to the URL browsers use."
+    'SERVICE_PUBLIC_URL is unset on a non-loopback listener: the own origin follows each ' +
+    "request's Host header; set it to the URL browsers use"
   );
 }

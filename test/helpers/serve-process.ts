@@ -10,7 +10,7 @@ export interface ServeProcess {
   lines: Record<string, unknown>[];
   /** Resolves with the first line (past or future) whose `msg` equals `message`. */
   line(message: string): Promise<Record<string, unknown>>;
-  /** Resolves with the exit code once the process has exited. */
+  /** Resolves with the exit code once the process has exited and its output is read. */
   exited: Promise<number | null>;
 }
 
@@ -27,7 +27,7 @@ export function startServe(env: Record<string, string>): Promise<ServeProcess> {
   const waiting: { message: string; resolve: (line: Record<string, unknown>) => void }[] = [];
   let stdout = '';
   let stderr = '';
-  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdout!.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
