@@ -29,10 +29,11 @@ export async function serve(config: Config): Promise<void> {
         }, config.sweepIntervalMs).unref()
       : undefined;
 
-  let stopping = false;
+  const onSigterm = () => stop('SIGTERM');
+  const onSigint = () => stop('SIGINT');
   const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+    // A second signal, of either kind, ends the process at once.
+    process.off('SIGTERM', onSigterm).off('SIGINT', onSigint);
     clearInterval(sweeper);
     // The drain is bounded by SERVICE_SHUTDOWN_TIMEOUT_MS and each database call by
     // SERVICE_DB_TIMEOUT_MS; should anything still hang, the process ends anyway.
@@ -51,8 +52,7 @@ export async function serve(config: Config): Promise<void> {
         process.exit(1);
       });
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', onSigterm).once('SIGINT', onSigint);
 
   const address = await app.listen({ host: config.host, port: config.port });
   app.log.info({ address, database: deps.store.dialect }, 'tessera listening');
