@@ -2,15 +2,6 @@ import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
-/**
- * Codes for answers given below the router, where no route and no error handler exist
- * (docs/errors.md, "Parser and protocol errors"). Everything else uses the codes of
- * http/errors.ts; these two exist because HTTP fixes the status: 400 for a request that is
- * not HTTP/1.1 (RFC 9112 requires it for bad framing and a missing Host) and 408 for one
- * that did not arrive in time.
- */
-export const PROTOCOL_ERROR_STATUS = { bad_request: 400, request_timeout: 408 } as const;
-
 export interface RawAnswer {
   status: number;
   body: string;
@@ -21,11 +12,17 @@ const json = (status: number, error: string, message?: string): RawAnswer => ({
   body: JSON.stringify(message === undefined ? { error } : { error, message }),
 });
 
-export const BAD_REQUEST = json(400, 'bad_request');
 export const NOT_FOUND = json(404, 'not_found');
 export const UNAVAILABLE = json(503, 'unavailable');
+/*
+ * The two codes only the HTTP layer answers (docs/errors.md, "Parser and protocol
+ * errors"). They exist because HTTP fixes these statuses, which no code of http/errors.ts
+ * has: 400 for a request that is not HTTP/1.1 (RFC 9112 requires it for bad framing and a
+ * missing Host), 408 for one that did not arrive in time.
+ */
+export const BAD_REQUEST = json(400, 'bad_request');
 const REQUEST_TIMEOUT = json(408, 'request_timeout');
-// The same sentence the body limit gives, for the same kind of limit.
+// Worded like the body limit's message (http/errors.ts): the same kind of limit.
 const HEADERS_TOO_LARGE = json(
   422,
   'validation_error',
@@ -48,8 +45,9 @@ function answerFor(error: ParserError): RawAnswer {
       // at all (a TLS handshake on the plain port) are a bad request.
       const packet = error.rawPacket;
       if (!Buffer.isBuffer(packet)) return BAD_REQUEST;
+      // The request line holding the failed byte (pipelined requests share the packet).
       const at = Math.min(error.bytesParsed ?? 0, packet.length);
-      const start = packet.lastIndexOf(0x0a, at - 1) + 1;
+      const start = at === 0 ? 0 : packet.lastIndexOf(0x0a, at - 1) + 1;
       const end = packet.indexOf(0x0a, at);
       const line = packet.subarray(start, end < 0 ? packet.length : end).toString('latin1');
       return UNKNOWN_METHOD.test(line) ? NOT_FOUND : BAD_REQUEST;
