@@ -75,19 +75,22 @@ export class Transport {
   async shutdown(app: FastifyInstance, timeoutMs: number): Promise<void> {
     this.#draining = true;
     for (const socket of this.#sockets) {
-      const res = inFlightResponse(socket);
-      if (res === null) continue;
       // Without this the answer says keep-alive and the client's next request races the
-      // close below (ECONNRESET); with it the client knows, and Node ends the connection.
-      if (!res.headersSent) res.setHeader('connection', 'close');
-      else res.once('finish', () => socket.end());
+      // close (ECONNRESET); with it the client knows, and Node ends the connection.
+      const res = inFlightResponse(socket);
+      if (res && !res.headersSent) res.setHeader('connection', 'close');
     }
     const server = app.server;
-    if (server.listening) server.closeIdleConnections();
+    // Idle connections close now, and so does every connection that becomes idle later:
+    // one whose answer had already started, or whose request body was still arriving
+    // after its answer. Node closes idle connections once, when the server closes.
+    server.closeIdleConnections();
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
     const deadline = setTimeout(() => server.closeAllConnections(), timeoutMs);
     try {
       await app.close();
     } finally {
+      clearInterval(idle);
       clearTimeout(deadline);
     }
     await Promise.allSettled(this.#pending);

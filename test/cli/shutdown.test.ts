@@ -96,6 +96,13 @@ describe('tessera serve on SIGTERM', () => {
     inFlight.write(verifyHead(service, body, 'Expect: 100-continue'));
     expect((await inFlight.next()).status).toBe(100);
 
+    // A request answered at once (no token: 401 before its body), whose body is still to
+    // come: the connection only becomes idle during the drain.
+    const early = await RawConnection.open(server.port);
+    early.write(verifyHead('', body, 'Expect: 100-continue').replace(/Authorization.*\r\n/, ''));
+    expect((await early.next()).status).toBe(100);
+    expect((await early.next()).status).toBe(401);
+
     // A request that is only half received when SIGTERM comes: it completes during the drain.
     const late = await RawConnection.open(server.port);
     late.write(rawGet('/healthz') + 'POST /v1/sessions/verify HTTP/1.1\r\nHost: tessera.test\r\n');
@@ -123,6 +130,10 @@ describe('tessera serve on SIGTERM', () => {
     expect(JSON.parse(refused.body)).toEqual({ error: 'unavailable' });
     expect(await late.end()).toBe('');
 
+    // Once its body is in, the early-answered connection is idle, and closed.
+    early.write(body);
+    expect(await early.end()).toBe('');
+
     inFlight.write(body);
     const answered = await inFlight.next();
     expect(answered.status).toBe(200);
@@ -139,7 +150,7 @@ describe('tessera serve on SIGTERM', () => {
     expect(rows.filter((row) => row.action === 'refused_while_stopping')).toEqual([
       { action: 'refused_while_stopping', service_name: 'app', outcome: 'unavailable' },
     ]);
-    for (const connection of [idle, inFlight, late]) connection.destroy();
+    for (const connection of [idle, early, inFlight, late]) connection.destroy();
   });
 
   it('cuts a request that does not finish by SERVICE_SHUTDOWN_TIMEOUT_MS, then exits with the audit rows written', async () => {
