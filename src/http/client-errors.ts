@@ -1,5 +1,5 @@
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 export interface RawAnswer {
@@ -84,6 +84,8 @@ export function sendClosing(
 
 /** How long a refused client may go on sending before its connection is cut. */
 const LINGER_MS = 2000;
+/** How long a refusal waits for the answers still owed before it on the connection. */
+const IN_TURN_MS = 10_000;
 const answered = new WeakSet<Duplex>();
 
 /**
@@ -106,19 +108,41 @@ export function inFlightResponse(socket: Duplex): ServerResponse | null {
 }
 
 /**
+ * Writes the refusal once the answers still owed on the connection are out, so that
+ * answers stay in request order (pipelining). A request whose own input broke (its body
+ * cut short, say) can never be answered by its route: the refusal is its answer, or,
+ * when its answer already started, nothing can be said and the connection is cut. Both
+ * `_httpMessage` and `parser.incoming` are Node's per-connection bookkeeping.
+ */
+function answerInTurn(socket: Duplex, response: string): void {
+  const previous = inFlightResponse(socket);
+  if (previous === null) {
+    // Input that broke inside a request the route answered without waiting for its body
+    // (a 401 before the body): a second answer would be read as another request's.
+    const parsing = (socket as Duplex & { parser?: { incoming?: IncomingMessage | null } }).parser
+      ?.incoming;
+    return endAfterAnswer(socket, parsing && !parsing.complete ? '' : response);
+  }
+  if (!previous.req.complete) {
+    if (previous.headersSent) return void socket.destroy();
+    return endAfterAnswer(socket, response);
+  }
+  // Node's own 'finish' listener runs first and hands the socket to the next response.
+  previous.once('finish', () => answerInTurn(socket, response));
+}
+
+/**
  * Node's `clientError`: the request could not be parsed, or did not arrive in time. The
  * parser cannot go on, so the connection ends; the client first gets a complete answer in
- * the error model saying so. Behind a response still being written (pipelining), the
- * answer waits for it, so that every answer still matches its request.
+ * the error model saying so.
  */
 export function clientErrorHandler(headers: Record<string, string>) {
   return function answerClientError(error: ParserError, socket: Duplex): void {
     // The parser goes on failing on later input: the first answer is the only one.
     if (error.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return;
     answered.add(socket);
-    const response = rawResponse(answerFor(error), headers);
-    const previous = inFlightResponse(socket);
-    if (previous) previous.once('finish', () => endAfterAnswer(socket, response));
-    else endAfterAnswer(socket, response);
+    const cut = setTimeout(() => socket.destroy(), IN_TURN_MS).unref();
+    socket.once('close', () => clearTimeout(cut));
+    answerInTurn(socket, rawResponse(answerFor(error), headers));
   };
 }

@@ -208,6 +208,29 @@ describeEachDatabase('parser and protocol errors', (kind) => {
       await expectClosedAfter(connection, second);
     });
 
+    it('a body cut short while the route waits for it: 400, and the connection ends', async () => {
+      const token = await t.token('introspect');
+      const connection = await usedConnection();
+      connection.socket.end(
+        'POST /v1/sessions/verify HTTP/1.1\r\nHost: tessera.test\r\n' +
+          `Authorization: Bearer ${token}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"token":',
+      );
+      const res = await connection.next();
+      expectModelAnswer(res, 400, 'bad_request');
+      await expectClosedAfter(connection, res);
+    });
+
+    it('a body cut short after the route answered: no second answer', async () => {
+      const connection = await usedConnection();
+      connection.socket.end(
+        'POST /v1/sessions/verify HTTP/1.1\r\nHost: tessera.test\r\n' +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"token":',
+      );
+      expectModelAnswer(await connection.next(), 401, 'missing_service_token');
+      expect(await connection.end()).toBe('');
+    });
+
     it('says why on the header limit, like on the body limit', async () => {
       const connection = await usedConnection();
       connection.write(rawGet('/healthz', `Cookie: ${'a'.repeat(17_000)}`));
@@ -242,5 +265,139 @@ describeEachDatabase('parser and protocol errors', (kind) => {
       expect(res.status).toBe(200);
       await expectStillOpen(connection, res);
     });
+  });
+});
+
+/** Every code an answer may carry (docs/errors.md); `internal_error` would be a bug. */
+const DOCUMENTED = new Set([
+  'invalid_service_token',
+  'missing_service_token',
+  'invalid_credentials',
+  'session_expired',
+  'invalid_token',
+  'identity_disabled',
+  'forbidden',
+  'not_found',
+  'username_taken',
+  'validation_error',
+  'rate_limited',
+  'unavailable',
+  'timeout',
+  'bad_request',
+  'request_timeout',
+]);
+
+/** A small seeded generator (mulberry32): the same cases on every run. */
+function generator(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describeEachDatabase('raw HTTP fuzz (seeded, bounded)', (kind) => {
+  let t: TestApp;
+  let port: number;
+  let seeds: string[];
+  beforeAll(async () => {
+    t = await createTestApp(kind);
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (t.app.server.address() as AddressInfo).port;
+    const token = await t.token('introspect', 'identity_read');
+    const form = 'csrf_token=x&username=u&password=p';
+    const json = '{"token":"tess_s_x"}';
+    seeds = [
+      rawGet('/healthz'),
+      rawGet(
+        '/v1/identities/0190c7f8-0000-7000-8000-000000000000',
+        `Authorization: Bearer ${token}`,
+      ),
+      rawGet('/v1/login?return_to=https%3A%2F%2Fapp.example%2F', 'Accept: text/html'),
+      `POST /v1/sessions/verify HTTP/1.1\r\nHost: tessera.test\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\n\r\n${json}`,
+      `POST /v1/flows/tess_f_x/password HTTP/1.1\r\nHost: tessera.test\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n${form}`,
+    ];
+  });
+  afterAll(() => t?.close());
+
+  const PIECES = [
+    '%',
+    '%ff',
+    '%00',
+    '%2F',
+    '\r',
+    '\n',
+    '\r\n',
+    ' ',
+    '\t',
+    ':',
+    '\0',
+    '\x7f',
+    '\xff',
+    'é',
+    '/..',
+    '?',
+    '#',
+    'a'.repeat(120),
+  ];
+
+  function mutate(random: () => number, base: string): string {
+    let text = base;
+    const edits = 1 + Math.floor(random() * 3);
+    for (let i = 0; i < edits; i++) {
+      const at = Math.floor(random() * text.length);
+      const roll = random();
+      if (roll < 0.4) {
+        const piece = PIECES[Math.floor(random() * PIECES.length)]!;
+        text = text.slice(0, at) + piece + text.slice(at);
+      } else if (roll < 0.7) {
+        text = text.slice(0, at) + text.slice(at + 1 + Math.floor(random() * 4));
+      } else {
+        const byte = String.fromCharCode(Math.floor(random() * 256));
+        text = text.slice(0, at) + byte + text.slice(at + 1);
+      }
+    }
+    return text;
+  }
+
+  it('300 mutated requests: every answer is in the error model', async () => {
+    const random = generator(11);
+    let answered = 0;
+    for (let i = 0; i < 300; i++) {
+      const bytes = Buffer.from(mutate(random, seeds[i % seeds.length]!), 'latin1');
+      const connection = await RawConnection.open(port);
+      // The client half-closes after its bytes, so an incomplete request ends too.
+      connection.socket.end(bytes);
+      const responses: RawResponse[] = [];
+      for (;;) {
+        try {
+          responses.push(await connection.next());
+        } catch {
+          break;
+        }
+      }
+      connection.destroy();
+      for (const res of responses) {
+        const where = `case ${i}: ${JSON.stringify(bytes.toString('latin1').slice(0, 120))}`;
+        expect(res.headers['x-content-type-options'], where).toBe('nosniff');
+        if (res.status < 400) continue;
+        if (res.headers['content-type']?.startsWith('text/html')) continue;
+        const body = JSON.parse(res.body) as Record<string, unknown>;
+        expect(DOCUMENTED.has(String(body.error)), `${where} → ${res.body}`).toBe(true);
+        const allowed =
+          body.error === 'validation_error'
+            ? ['error', 'message']
+            : body.error === 'rate_limited'
+              ? ['error', 'retry_after']
+              : ['error'];
+        expect(Object.keys(body).sort(), where).toEqual(allowed.sort());
+      }
+      answered += responses.length > 0 ? 1 : 0;
+    }
+    // A request cut short by the client may go unanswered; nearly all are answered.
+    expect(answered).toBeGreaterThan(250);
   });
 });
