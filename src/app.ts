@@ -95,7 +95,11 @@ export async function buildApp(
     app,
     deps: services.deps,
     async close() {
-      await app.close();
+      // Rows buffered so far are written first: the drain may take up to its timeout.
+      const flushed = services.deps.audit.flush();
+      await app.shutdown(config.shutdownTimeoutMs);
+      await flushed;
+      // Flushes again (the drained requests' rows), then closes the database.
       await services.close();
     },
   };

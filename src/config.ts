@@ -27,6 +27,8 @@ export interface Config {
   };
   sweepIntervalMs: number;
   auditFlushMs: number;
+  /** How long in-flight requests may take to finish after SIGTERM before connections are cut. */
+  shutdownTimeoutMs: number;
   logLevel: string;
 }
 
@@ -60,6 +62,7 @@ export const DEFAULTS = {
   SERVICE_RATE_LIMIT_FLOW_CREATE_IP: '60/60s',
   SERVICE_SWEEP_INTERVAL_MINUTES: '15',
   SERVICE_AUDIT_FLUSH_MS: '1000',
+  SERVICE_SHUTDOWN_TIMEOUT_MS: '5000',
   SERVICE_LOG_LEVEL: 'info',
 } as const;
 
@@ -185,6 +188,7 @@ export function loadConfig(env: Env = process.env): Config {
     sweepIntervalMs:
       number(env, 'SERVICE_SWEEP_INTERVAL_MINUTES', { min: 0, integer: false }) * 60_000,
     auditFlushMs: number(env, 'SERVICE_AUDIT_FLUSH_MS', { min: 1, integer: true }),
+    shutdownTimeoutMs: number(env, 'SERVICE_SHUTDOWN_TIMEOUT_MS', { min: 0, integer: true }),
     logLevel: logLevel(env),
   };
 }

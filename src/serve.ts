@@ -1,6 +1,7 @@
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { sweep } from './domain/sweep.js';
+import { publicUrlWarning } from './http/security-headers.js';
 
 /** `tessera serve`: migrate, listen, sweep periodically, stop gracefully on SIGTERM/SIGINT. */
 export async function serve(config: Config): Promise<void> {
@@ -28,24 +29,33 @@ export async function serve(config: Config): Promise<void> {
         }, config.sweepIntervalMs).unref()
       : undefined;
 
-  let stopping = false;
+  const onSigterm = () => stop('SIGTERM');
+  const onSigint = () => stop('SIGINT');
   const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'shutting down');
+    // A second signal, of either kind, ends the process at once.
+    process.off('SIGTERM', onSigterm).off('SIGINT', onSigint);
     clearInterval(sweeper);
-    // app.close() stops accepting and waits for in-flight requests; then the audit buffer
-    // is flushed and the database closed.
-    close()
+    // The drain is bounded by SERVICE_SHUTDOWN_TIMEOUT_MS and each database call by
+    // SERVICE_DB_TIMEOUT_MS; should anything still hang, the process ends anyway.
+    const backstop = config.shutdownTimeoutMs + 2 * config.dbTimeoutMs + 1000;
+    setTimeout(() => {
+      app.log.error({ signal }, 'shutdown did not finish in time');
+      process.exit(1);
+    }, backstop).unref();
+    // Starts the drain at once (docs/operations.md, "Shutdown"), then says so.
+    const closing = close();
+    app.log.info({ signal }, 'shutting down');
+    closing
       .then(() => process.exit(0))
       .catch((error: unknown) => {
         app.log.error({ err: error }, 'shutdown failed');
         process.exit(1);
       });
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', onSigterm).once('SIGINT', onSigint);
 
   const address = await app.listen({ host: config.host, port: config.port });
   app.log.info({ address, database: deps.store.dialect }, 'tessera listening');
+  const warning = publicUrlWarning(config);
+  if (warning) app.log.warn({ host: config.host }, warning);
 }

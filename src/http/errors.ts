@@ -20,8 +20,11 @@ export const ERROR_STATUS: Record<ErrorCode, number> = {
 };
 
 export interface ErrorBody {
-  /** A code of the table above, or `internal_error` for a bug (500). */
-  error: ErrorCode | 'internal_error';
+  /**
+   * A code of the table above; `internal_error` for a bug (500); `bad_request` (400) and
+   * `request_timeout` (408) only from the transport, before any route (client-errors.ts).
+   */
+  error: ErrorCode | 'internal_error' | 'bad_request' | 'request_timeout';
   message?: string;
   retry_after?: number;
 }

@@ -52,10 +52,16 @@ export const MintedSessionSchema = Type.Object(
   { description: 'A new session and its token, which no later answer repeats.' },
 );
 
-/** Every code an error answer carries: the error model's table, plus `internal_error` (500). */
+/**
+ * Codes no route answers: the transport's answers to requests that are not HTTP/1.1 or did
+ * not arrive in time (http/client-errors.ts), and a bug's 500.
+ */
+const OUTSIDE_ROUTES = { bad_request: 400, request_timeout: 408, internal_error: 500 } as const;
+
+/** Every code an error answer of the process carries (docs/errors.md). */
 export const ERROR_CODES = [
   ...(Object.keys(ERROR_STATUS) as ErrorCode[]),
-  'internal_error',
+  ...(Object.keys(OUTSIDE_ROUTES) as (keyof typeof OUTSIDE_ROUTES)[]),
 ] as const;
 
 export const ErrorSchema = Type.Object(
@@ -97,8 +103,11 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 function errorDescription(status: number): string {
-  const codes = ERROR_CODES.filter((code) =>
-    code === 'internal_error' ? status === 500 : ERROR_STATUS[code] === status,
+  const codes = ERROR_CODES.filter(
+    (code) =>
+      (code in OUTSIDE_ROUTES
+        ? OUTSIDE_ROUTES[code as keyof typeof OUTSIDE_ROUTES]
+        : ERROR_STATUS[code as ErrorCode]) === status,
   );
   return `${STATUS_TEXT[status] ?? 'Error'}: ${codes.map((code) => `\`${code}\``).join(', ')}`;
 }

@@ -3,14 +3,18 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { DomainError } from '../domain/errors.js';
 import { browserEndpoints } from './cors.js';
 import type { AppDeps } from './deps.js';
+import { clientErrorHandler } from './client-errors.js';
 import { handleError, sendError } from './errors.js';
+import { frameworkErrors } from './framework-errors.js';
 import { registerOpenApi } from './openapi.js';
 import { directAuthRoutes } from './routes/direct-auth.js';
 import { identityRoutes } from './routes/identities.js';
 import { linkRoutes } from './routes/links.js';
 import { operationRoutes } from './routes/operations.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { securityHeaders, securityHeadersHook } from './security-headers.js';
 import { presentedCaller, registerServiceAuth } from './service-auth.js';
+import { Transport } from './transport.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -24,6 +28,13 @@ const REDACT = [
   '*.csrf_token',
 ];
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Drains and closes the server within `timeoutMs` (docs/operations.md, "Shutdown"). */
+    shutdown(timeoutMs: number): Promise<void>;
+  }
+}
+
 export interface ServerOptions {
   /** Called before any route is added: tests install their checking hooks here. */
   instrument?: (app: FastifyInstance) => void;
@@ -33,7 +44,15 @@ export async function buildServer(
   deps: AppDeps,
   options: ServerOptions = {},
 ): Promise<FastifyInstance> {
+  const headers = securityHeaders(deps.config);
+  const transport = new Transport(deps, headers);
   const app = Fastify({
+    // Answers below the routes stay in the error model too (docs/errors.md).
+    serverFactory: transport.serverFactory,
+    clientErrorHandler: clientErrorHandler(headers),
+    frameworkErrors: frameworkErrors(deps, headers),
+    // The transport refuses requests during the drain itself (503 `unavailable`, audited).
+    return503OnClosing: false,
     logger: { level: deps.config.logLevel, redact: REDACT },
     // Access logs for every request would double the cost of the session check; errors
     // and 5xx are logged by the error handler instead.
@@ -59,6 +78,8 @@ export async function buildServer(
   });
 
   app.decorateRequest('errorCode', null);
+  app.decorate('shutdown', (timeoutMs: number) => transport.shutdown(app, timeoutMs));
+  app.addHook('onRequest', securityHeadersHook(headers));
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(async (request, reply) => {
     // An unknown route answers 404 whatever the token, but a presented token is audited.

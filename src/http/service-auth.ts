@@ -34,10 +34,15 @@ export async function presentedCaller(
   const header = request.headers.authorization;
   if (header === undefined) return null;
   request.audit ??= { target: null, details: {} };
+  request.caller = await callerOf(store, header);
+  return request.caller;
+}
+
+/** The service an `Authorization` header value names; a header that names none is refused. */
+export async function callerOf(store: Store, header: string): Promise<ServiceCaller> {
   const match = /^Bearer +(\S+) *$/i.exec(header);
   if (!match?.[1]) throw new DomainError('invalid_service_token');
-  request.caller = await authenticateServiceToken(store, match[1]);
-  return request.caller;
+  return authenticateServiceToken(store, match[1]);
 }
 
 /**

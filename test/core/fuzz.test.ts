@@ -11,7 +11,6 @@ import {
   resolve,
 } from '../helpers/fuzz.js';
 import { appsOnEveryDatabase, GENEROUS_ENV, ON_EVERY_DATABASE } from '../helpers/hostile.js';
-import { knownUntilEdgeMerge } from '../helpers/known-until-edge-merge.js';
 import { Rng } from '../helpers/rng.js';
 
 /**
@@ -75,7 +74,6 @@ describe(`fuzz: ${REQUESTS} seeded requests over every route ${ON_EVERY_DATABASE
     const values = await Promise.all(apps.map(placeholdersOf));
     const rng = new Rng(SEED);
     const failures: string[] = [];
-    const known = new Map<string, number>();
     const statuses = new Map<number, number>();
     let pages = 0;
     for (let index = 0; index < REQUESTS && failures.length < 20; index += 1) {
@@ -100,12 +98,6 @@ describe(`fuzz: ${REQUESTS} seeded requests over every route ${ON_EVERY_DATABASE
       }
       const [res] = answers;
       statuses.set(res!.statusCode, (statuses.get(res!.statusCode) ?? 0) + 1);
-      const knownCase = knownUntilEdgeMerge(request.url, res!);
-      if (knownCase) {
-        known.set(knownCase, (known.get(knownCase) ?? 0) + 1);
-        if (res!.statusCode === 500) failures.push(`${where}\n  500 on a known case`);
-        continue;
-      }
       const problem = errorModelProblem(res!, {
         pageAllowed: mayAnswerWithPage(request.method, request.url),
         head: request.method === 'HEAD',
@@ -118,8 +110,7 @@ describe(`fuzz: ${REQUESTS} seeded requests over every route ${ON_EVERY_DATABASE
     }
     const sorted = [...statuses].sort(([a], [b]) => a - b);
     console.info(
-      `fuzz seed ${SEED}: statuses ${JSON.stringify(sorted)}; form posts held to the page: ${pages}; ` +
-        `left to the edge merge: ${JSON.stringify([...known])}`,
+      `fuzz seed ${SEED}: statuses ${JSON.stringify(sorted)}; form posts held to the page: ${pages}`,
     );
     expect(failures, `fuzz seed ${SEED} (rerun with TESSERA_FUZZ_SEED=${SEED})`).toEqual([]);
   }, 600_000);

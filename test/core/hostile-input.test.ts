@@ -12,7 +12,6 @@ import {
 } from '../helpers/hostile.js';
 import { type Context, IDENTITY_SINKS } from '../helpers/hostile-sinks.js';
 import { LINK_SESSION_FLOW_SINKS } from '../helpers/hostile-sinks-links-flows.js';
-import { knownUntilEdgeMerge } from '../helpers/known-until-edge-merge.js';
 import {
   compare,
   type Expected,
@@ -134,7 +133,6 @@ describe(`hostile strings in every text field and path id ${ON_EVERY_DATABASE}`,
         const where = `${label} (${url.slice(0, 80)})`;
         compare(where, answers.map(outcomeOf), pathExpectation(id, form !== undefined), problems);
         for (const res of answers) {
-          if (knownUntilEdgeMerge(url, res)) continue;
           const problem = errorModelProblem(res, { pageAllowed: form !== undefined });
           if (problem) problems.push(`${where}: ${problem}`);
         }
