@@ -106,7 +106,7 @@ describe('the OpenAPI document', () => {
     }
     expect(schemas.Error!.properties!.error).toEqual({
       type: 'string',
-      enum: [...Object.keys(ERROR_STATUS), 'internal_error'],
+      enum: [...Object.keys(ERROR_STATUS), 'bad_request', 'request_timeout', 'internal_error'],
     });
     expect(schemas.Session!.properties!.identity).toEqual({
       $ref: '#/components/schemas/Identity',
