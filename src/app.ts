@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import { createArgon2Hasher } from './adapters/argon2-hasher.js';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
-import { createArgon2Hasher, type PasswordHasher } from './domain/passwords/password-hasher.js';
+import type { PasswordHasher } from './domain/passwords/password-hasher.js';
 import type { AppDeps } from './http/deps.js';
 import { buildServer } from './http/server.js';
 import { type Clock, systemClock } from './lib/clock.js';

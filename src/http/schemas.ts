@@ -1,4 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
+import { SIGN_IN_METHODS } from '../domain/sign-in/methods.js';
 
 /** Response and body schemas: validation, serialization and OpenAPI from one source. */
 
@@ -19,7 +20,7 @@ export const SessionSchema = Type.Object({
   identity: IdentitySchema,
   issued_at: Timestamp,
   expires_at: Timestamp,
-  authenticated_via: Type.Union([Type.Literal('password'), Type.Literal('link')]),
+  authenticated_via: Type.Union(SIGN_IN_METHODS.map(({ id }) => Type.Literal(id))),
 });
 
 export const MintedSessionSchema = Type.Object({
