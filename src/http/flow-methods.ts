@@ -6,7 +6,10 @@ import { passwordMethod } from '../domain/sign-in/password/password-method.js';
 /** A sign-in method's HTTP surface on login flows: `POST /v1/flows/{id}/<method id>`. */
 export interface FlowMethodSurface {
   method: SignInMethod<SignInMethodId, unknown, SignInMethodDeps>;
-  /** The method's body fields; the flow adds `csrf_token`. Optional: `parse` words the refusal. */
+  /**
+   * The method's body fields; the route adds `csrf_token`. Declare them optional: a missing
+   * field is then refused by the method's `parse`, whose message the hosted page knows.
+   */
   fields: TProperties;
   description: string;
 }

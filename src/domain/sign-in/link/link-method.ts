@@ -1,5 +1,5 @@
 import { notFound, validationError } from '../../errors.js';
-import { LINK_KEY_MAX_BYTES, type LinkKey, requireLinkKey } from '../../links/link.js';
+import { type LinkKey, requireLinkKey, requireLinkKeyPart } from '../../links/link.js';
 import type { Store } from '../../store.js';
 import type { SignInMethod, SignInOutcome } from '../method.js';
 
@@ -7,11 +7,14 @@ export interface LinkMethodDeps {
   store: Pick<Store, 'findLink' | 'findIdentityById'>;
 }
 
-/** A key part worth recording: a string of a length a key part can have, else null. */
-function claimed(value: unknown): string | null {
-  return typeof value === 'string' && Buffer.byteLength(value, 'utf8') <= LINK_KEY_MAX_BYTES
-    ? value
-    : null;
+/** A key part worth recording: one that could name a link, else null. */
+function claimed(field: keyof LinkKey, value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  try {
+    return requireLinkKeyPart(field, value);
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -34,7 +37,10 @@ export const linkMethod = {
   },
 
   claim(fields) {
-    return { provider: claimed(fields?.provider), subject: claimed(fields?.subject) };
+    return {
+      provider: claimed('provider', fields?.provider),
+      subject: claimed('subject', fields?.subject),
+    };
   },
 
   async authenticate(deps, key, notes): Promise<SignInOutcome> {
