@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import { createArgon2Hasher } from './adapters/argon2-hasher.js';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
 import type { PasswordHasher } from './domain/passwords/password-hasher.js';
 import type { AppDeps } from './http/deps.js';
 import type { ServerOptions } from './http/server.js';
-import { createArgon2Hasher } from './lib/argon2-hasher.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { resolvePepper } from './pepper.js';
 import { openStorage } from './storage/open.js';

@@ -1,15 +1,20 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { AppDeps } from './deps.js';
+import { FLOW_METHODS, flowMethodUrl } from './flow-methods.js';
 import { corsZoneOrigins } from './origins.js';
 import { NoContent, responses } from './schemas.js';
 import { browserSessionRoutes } from './routes/browser-session.js';
 import { loginFlowRoutes } from './routes/login-flows.js';
 
-/** API-DECISIONS 2: the browser endpoints by zone, as route URLs. */
+/** API-DECISIONS 2: the browser endpoints by zone, as route URLs; a flow takes every method's. */
 const ZONE_ROUTES = {
   session: ['/v1/whoami', '/v1/logout'],
-  credentials: ['/v1/login', '/v1/flows/:id', '/v1/flows/:id/password'],
+  credentials: [
+    '/v1/login',
+    '/v1/flows/:id',
+    ...FLOW_METHODS.map(({ method }) => flowMethodUrl(method.id)),
+  ],
 } as const;
 
 /**

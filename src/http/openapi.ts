@@ -10,7 +10,7 @@ import {
   FlowErrorSchema,
   FlowSchema,
   StartedFlowSchema,
-  SubmitBody,
+  SUBMIT_BODIES,
   SubmitResultSchema,
 } from './routes/login-flows.js';
 import { Readiness } from './routes/operations.js';
@@ -45,7 +45,9 @@ const COMPONENTS = new Map<TSchema, string>([
   [SignInBody, 'LinkSignIn'],
   [AttachBody, 'LinkAttachment'],
   [DetachBody, 'LinkKey'],
-  [SubmitBody, 'FlowPasswordSubmission'],
+  ...[...SUBMIT_BODIES].map(
+    ([id, body]) => [body, `Flow${id[0]!.toUpperCase()}${id.slice(1)}Submission`] as const,
+  ),
 ]);
 
 /** A copy of `node` with every named schema below it (and `node` itself unless `keep`) as a `$ref`. */

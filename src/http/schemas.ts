@@ -2,6 +2,7 @@ import { type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
 import type { ErrorCode } from '../domain/errors.js';
 import { CLIENT_IP_HEADER } from './client-address.js';
 import { ERROR_STATUS } from './errors.js';
+import { SIGN_IN_METHOD_IDS } from '../domain/sign-in/methods.js';
 
 /**
  * Response and body schemas: validation, serialization and OpenAPI from one source.
@@ -39,7 +40,7 @@ export const SessionSchema = Type.Object(
     identity: IdentitySchema,
     issued_at: Timestamp,
     expires_at: Timestamp,
-    authenticated_via: StringEnum(['password', 'link']),
+    authenticated_via: StringEnum(SIGN_IN_METHOD_IDS),
   },
   { description: 'A session and the identity it belongs to.' },
 );

@@ -5,9 +5,10 @@ import {
   type SignInAttempt,
   signInAttempt,
 } from '../domain/login-flows/sign-in-audit.js';
+import type { SignInMethod } from '../domain/sign-in/method.js';
 import { isWellFormedToken } from '../lib/tokens.js';
 
-/** Each password submission's audit facts, from its first hook to its response. */
+/** Each flow submission's audit facts, from its first hook to its response. */
 const attempts = new WeakMap<FastifyRequest, SignInAttempt>();
 
 export function attemptOf(request: FastifyRequest): SignInAttempt | undefined {
@@ -15,20 +16,26 @@ export function attemptOf(request: FastifyRequest): SignInAttempt | undefined {
 }
 
 /**
- * The hooks auditing `POST /v1/flows/{id}/password`. The row is written when the answer
+ * The hooks auditing `POST /v1/flows/{id}/<method>`. The row is written when the answer
  * has gone out, so its outcome is exactly the code the submitter got, whichever stage
  * refused it (Origin, body parsing, proxy header, flow, CSRF, limits, credentials). The
  * first hook must run before the Origin check, so a refused Origin is recorded too. A
  * path that cannot be a flow id is no sign-in attempt (404 without a lookup): no row.
+ * The handler replaces the claim with the one its body makes, once the body was read.
  */
-export function signInAuditHooks(audit: AuditLog): {
+export function signInAuditHooks(
+  audit: AuditLog,
+  method: Pick<SignInMethod<string, unknown, never>, 'claim'>,
+): {
   onRequest: onRequestHookHandler;
   onResponse: onResponseHookHandler;
 } {
   return {
     onRequest(request, _reply, done) {
       const id = (request.params as { id?: unknown }).id;
-      if (isWellFormedToken('flow', id)) attempts.set(request, signInAttempt(id, request.ip));
+      if (isWellFormedToken('flow', id)) {
+        attempts.set(request, signInAttempt(id, request.ip, method.claim(undefined)));
+      }
       done();
     },
     onResponse(request, reply, done) {

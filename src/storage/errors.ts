@@ -1,15 +1,13 @@
+import { UniqueViolation } from '../domain/unique-violation.js';
+
+/** The domain's class, for the adapters that translate into it. */
+export { UniqueViolation };
+
 /**
  * The only storage failures the domain ever sees. Adapters translate driver errors
  * (Postgres SQLSTATEs, SQLite result codes, socket errors) into these, so no driver
  * message reaches a response.
  */
-export class UniqueViolation extends Error {
-  constructor(override readonly cause: unknown) {
-    super('unique constraint violated');
-    this.name = 'UniqueViolation';
-  }
-}
-
 export class StorageUnavailable extends Error {
   /** `message` may name the endpoint and cause for operators; it never reaches a client. */
   constructor(

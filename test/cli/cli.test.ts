@@ -5,7 +5,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/domain/audit/audit.js';
 import type { Identity } from '../../src/domain/identities/identity.js';
-import { createArgon2Hasher } from '../../src/lib/argon2-hasher.js';
+import { createArgon2Hasher } from '../../src/adapters/argon2-hasher.js';
 import type { ServiceTokenView } from '../../src/domain/service-tokens/service-token.js';
 import { migrations } from '../../src/storage/migrations.js';
 import { openStorage } from '../../src/storage/open.js';

@@ -2,7 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/domain/audit/audit.js';
 import type { Identity, IdentityRecord } from '../../src/domain/identities/identity.js';
-import { createArgon2Hasher } from '../../src/lib/argon2-hasher.js';
+import { createArgon2Hasher } from '../../src/adapters/argon2-hasher.js';
 import { openStorage } from '../../src/storage/open.js';
 import type { StoreHandle } from '../../src/storage/store.js';
 import { cliJson, cliSandbox, type CliSandbox, runCli } from '../helpers/cli.js';

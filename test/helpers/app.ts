@@ -2,8 +2,8 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { type App, buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
+import { createArgon2Hasher } from '../../src/adapters/argon2-hasher.js';
 import type { PasswordHasher } from '../../src/domain/passwords/password-hasher.js';
-import { createArgon2Hasher } from '../../src/lib/argon2-hasher.js';
 import { FakeClock } from './clock.js';
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from './databases.js';
 import { DeclaredResponses } from './declared-responses.js';

@@ -1,11 +1,13 @@
 import type { Clock } from '../../lib/clock.js';
 import { isUuid, newId } from '../../lib/ids.js';
-import { UniqueViolation } from '../../storage/errors.js';
+import { UniqueViolation } from '../unique-violation.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { DomainError, notFound } from '../errors.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
-import { mintSession, type SessionDeps } from '../sessions/session-service.js';
+import type { SessionDeps } from '../sessions/session-service.js';
 import type { MintedSession } from '../sessions/session.js';
+import { completeSignIn } from '../sign-in/complete-sign-in.js';
+import { passwordMethod } from '../sign-in/password/password-method.js';
 import type { Store } from '../store.js';
 import {
   type Identity,
@@ -86,13 +88,10 @@ export async function registerAndAuthenticate(
   const record = await prepareIdentity(deps, input);
   return deps.store.transaction(async (tx) => {
     await insertNewIdentity(tx, record);
-    const minted = await mintSession(deps, tx, record, 'password');
-    await deps.audit.write(tx, actor, {
+    return completeSignIn(deps, tx, record, passwordMethod, {
+      actor,
       action: 'identity_register_and_authenticate',
-      target_identity: record.id,
-      details: { session_id: minted.session.id },
     });
-    return minted;
   });
 }
 

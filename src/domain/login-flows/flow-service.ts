@@ -1,14 +1,12 @@
+import type { Clock } from '../../lib/clock.js';
 import type { RateLimitRule } from '../../lib/rate.js';
 import { isWellFormedToken, newToken, randomSecret, secretsEqual } from '../../lib/tokens.js';
-import { DomainError, notFound, validationError } from '../errors.js';
-import {
-  checkPassword,
-  consumeUsernameLimit,
-  type PasswordAuthDeps,
-} from '../passwords/password-auth.js';
+import { DomainError, notFound } from '../errors.js';
 import { consumeRateLimit } from '../rate-limit/rate-limiter.js';
-import { mintSession } from '../sessions/session-service.js';
 import type { MintedSession } from '../sessions/session.js';
+import { type CompleteSignInDeps, completeSignIn } from '../sign-in/complete-sign-in.js';
+import type { CredentialFailure, SignInMethod, SignInNotes } from '../sign-in/method.js';
+import type { SignInMethodId } from '../sign-in/methods.js';
 import type { Store } from '../store.js';
 import { addressKey } from './address-key.js';
 import { type FlowErrorRecord, type FlowRecord, isFlowOpen } from './flow.js';
@@ -16,15 +14,17 @@ import { resolveReturnTo } from './return-to.js';
 
 export interface FlowSettings {
   ttlMs: number;
-  /** Failed password attempts after which the flow closes (state `failed`). */
+  /** Credential failures after which the flow closes (state `failed`), whatever the method. */
   maxAttempts: number;
   /** `GET /v1/login` per client address. */
   createRule: RateLimitRule;
-  /** Every password submission per client address. */
+  /** Every submission to a flow, whatever the method, per client address. */
   submitRule: RateLimitRule;
 }
 
-export interface FlowDeps extends PasswordAuthDeps {
+export interface FlowDeps extends CompleteSignInDeps {
+  store: Pick<Store, 'insertFlow' | 'findFlow' | 'listFlowErrors' | 'hitRateLimit' | 'transaction'>;
+  clock: Clock;
   flows: FlowSettings;
 }
 
@@ -63,46 +63,45 @@ export async function startFlow(deps: FlowDeps, input: FlowStart): Promise<FlowR
 }
 
 /** Any flow by id, whatever its state; an id that cannot be a flow id is not looked up. */
-export async function findFlow(store: Store, id: string): Promise<FlowRecord> {
+export async function findFlow(store: Pick<Store, 'findFlow'>, id: string): Promise<FlowRecord> {
   const flow = isWellFormedToken('flow', id) ? await store.findFlow(id) : undefined;
   if (!flow) throw notFound();
   return flow;
 }
 
 export async function findFlowWithErrors(
-  store: Store,
+  store: Pick<Store, 'findFlow' | 'listFlowErrors'>,
   id: string,
 ): Promise<{ flow: FlowRecord; errors: FlowErrorRecord[] }> {
   const flow = await findFlow(store, id);
   return { flow, errors: await store.listFlowErrors(flow.id) };
 }
 
-export interface PasswordSubmission {
+export interface FlowSubmission {
   flowId: string;
-  /** Body fields as received: anything but a string is treated as missing. */
+  /** As received: anything but the flow's token is refused, a missing one too. */
   csrfToken: unknown;
-  username: unknown;
-  password: unknown;
+  /** The method's fields as received; the method's `parse` checks them. */
+  fields: Readonly<Record<string, unknown>>;
   address: string;
-  /** Learns the identity the username names, for the caller's audit row. */
-  seen?: { identityId: string | null };
+  /** Learns the identity the credentials named and the session, for the caller's audit row. */
+  notes: SignInNotes;
 }
-
-export const MISSING_CREDENTIALS = 'username and password are required';
 
 export interface CompletedFlow {
   returnTo: string | null;
   minted: MintedSession;
 }
 
-/** Failures that are the submitter's credentials: recorded on the flow and counted to its cap. */
-const CREDENTIAL_FAILURES = new Set(['invalid_credentials', 'identity_disabled']);
-
 /**
  * Counting comes first: its UPDATE takes the flow's row lock, so of failures racing past the
  * cap only those that were counted leave an error row, and a closed flow's list stops growing.
  */
-async function recordFailure(deps: FlowDeps, flowId: string, code: string): Promise<void> {
+async function recordFailure(
+  deps: FlowDeps,
+  flowId: string,
+  code: CredentialFailure,
+): Promise<void> {
   await deps.store.transaction(async (tx) => {
     if (!(await tx.countFailedAttempt(flowId, deps.flows.maxAttempts))) return;
     await tx.recordFlowError({ flow_id: flowId, at: deps.clock.now(), error: code });
@@ -110,14 +109,17 @@ async function recordFailure(deps: FlowDeps, flowId: string, code: string): Prom
 }
 
 /**
- * `POST /v1/flows/{id}/password` in SPEC 4.9's order: flow, CSRF, rate limits, username,
- * password, completion, session. The password is verified before the flow is touched, and
- * completion is one conditional UPDATE: of any number of correct submissions racing on one
- * flow (in any number of processes) exactly one completes it, and only that one mints.
+ * `POST /v1/flows/{id}/<method>` in SPEC 4.9's order: flow, CSRF, the method's fields, the
+ * per-address limit, then the method (its own limits, the credentials), completion and
+ * session. The same for every method: none is named here. The credentials are checked
+ * before the flow is touched, and completion is one conditional UPDATE: of any number of
+ * correct submissions racing on one flow (in any number of processes) exactly one
+ * completes it, and only that one mints.
  */
-export async function submitPassword(
-  deps: FlowDeps,
-  input: PasswordSubmission,
+export async function submitToFlow<Input, Deps>(
+  deps: FlowDeps & Deps,
+  method: SignInMethod<SignInMethodId, Input, Deps>,
+  input: FlowSubmission,
 ): Promise<CompletedFlow> {
   const flow = await findFlow(deps.store, input.flowId);
   if (!isFlowOpen(flow, deps.clock.now())) throw new DomainError('invalid_token');
@@ -126,10 +128,7 @@ export async function submitPassword(
   if (typeof csrf !== 'string' || !secretsEqual(flow.csrf_token, csrf)) {
     throw new DomainError('invalid_token');
   }
-  const { username, password } = input;
-  if (typeof username !== 'string' || typeof password !== 'string') {
-    throw validationError(MISSING_CREDENTIALS);
-  }
+  const submitted = method.parse(input.fields);
 
   await consumeRateLimit(
     deps.store,
@@ -137,25 +136,19 @@ export async function submitPassword(
     `flow:ip:${addressKey(input.address)}`,
     deps.flows.submitRule,
   );
-  // Malformed usernames are not counted (see consumeUsernameLimit) but still cost one
-  // dummy verification below, like any unknown user.
-  await consumeUsernameLimit(deps, username);
 
-  let identity;
-  try {
-    identity = await checkPassword(deps, username, password, input.seen);
-  } catch (error) {
-    if (error instanceof DomainError && CREDENTIAL_FAILURES.has(error.code)) {
-      await recordFailure(deps, flow.id, error.code);
-    }
-    throw error;
+  const outcome = await method.authenticate(deps, submitted, input.notes);
+  if ('failure' in outcome) {
+    await recordFailure(deps, flow.id, outcome.failure);
+    throw new DomainError(outcome.failure);
   }
 
   const minted = await deps.store.transaction(async (tx) => {
     if (!(await tx.completeFlow(flow.id, deps.clock.now()))) {
       throw new DomainError('invalid_token');
     }
-    return mintSession(deps, tx, identity, 'password');
+    return completeSignIn(deps, tx, outcome.identity, method, null);
   });
+  input.notes.sessionId = minted.session.id;
   return { returnTo: flow.return_to, minted };
 }

@@ -1,5 +1,5 @@
 import type { Actor, AuditLog } from '../audit/audit-log.js';
-import { parseUsername } from '../identities/identity.js';
+import type { SignInNotes } from '../sign-in/method.js';
 
 /**
  * An end user acting through the browser endpoints. No service token is involved, so there
@@ -8,34 +8,32 @@ import { parseUsername } from '../identities/identity.js';
  */
 export const BROWSER_ACTOR: Actor = { service_name: 'browser', service_id: null };
 
-/** What is known about one password submission to a flow, filled in as it gets further. */
-export interface SignInAttempt {
+/** What is known about one submission to a flow, filled in as it gets further. */
+export interface SignInAttempt extends SignInNotes {
   flowId: string;
   /** The connection's peer, until the submission's stated client address was accepted. */
   address: string;
   /**
-   * Normalised. Null when missing or when it cannot be a username: arbitrary text (up to
-   * the body limit, or a password typed into the wrong field) is not worth keeping.
+   * What the submission claims, from its method's `claim` (a normalised username, say):
+   * never a secret. Its keys sit beside flow_id and address in the row, so a method's
+   * claim never uses those names.
    */
-  username: string | null;
-  /** The identity the username names once it was looked up; the signed-in one on success. */
-  identityId: string | null;
-  sessionId: string | null;
+  claim: Record<string, unknown>;
 }
 
-export function signInAttempt(flowId: string, address: string): SignInAttempt {
-  return { flowId, address, username: null, identityId: null, sessionId: null };
-}
-
-export function noteUsername(attempt: SignInAttempt, raw: unknown): void {
-  attempt.username = typeof raw === 'string' ? parseUsername(raw) : null;
+export function signInAttempt(
+  flowId: string,
+  address: string,
+  claim: Record<string, unknown>,
+): SignInAttempt {
+  return { flowId, address, claim, identityId: null, sessionId: null };
 }
 
 /**
- * One `login` row per password submission, with the code the submitter was answered
- * (`ok` on success), in the spirit of Keycloak's LOGIN / LOGIN_ERROR events. Buffered like
- * the other read-path rows: a sign-in must not wait for, nor fail on, its audit row. The
- * password is never part of the attempt, so it cannot reach the row.
+ * One `login` row per submission to a flow, whatever its method, with the code the
+ * submitter was answered (`ok` on success), in the spirit of Keycloak's LOGIN / LOGIN_ERROR
+ * events. Buffered like the other read-path rows: a sign-in must not wait for, nor fail on,
+ * its audit row. No secret is part of the attempt, so none can reach the row.
  */
 export function recordSignIn(audit: AuditLog, attempt: SignInAttempt, outcome: string): void {
   audit.enqueue(BROWSER_ACTOR, {
@@ -44,7 +42,7 @@ export function recordSignIn(audit: AuditLog, attempt: SignInAttempt, outcome: s
     outcome,
     details: {
       flow_id: attempt.flowId,
-      username: attempt.username,
+      ...attempt.claim,
       address: attempt.address,
       ...(attempt.sessionId === null ? {} : { session_id: attempt.sessionId }),
     },

@@ -1,4 +1,4 @@
-/** Implemented outside the domain (lib/argon2-hasher.ts): the domain never imports argon2. */
+/** The password hashing the domain needs; src/adapters/ implements it (argon2id). */
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
   /** False for a wrong password and for a hash that cannot be parsed. */

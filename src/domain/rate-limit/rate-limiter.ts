@@ -5,7 +5,7 @@ import type { RateLimitStore } from './rate-limit-store.js';
 
 /** Counts one attempt under `key`; past the rule's limit, refuses with `retry_after`. */
 export async function consumeRateLimit(
-  store: RateLimitStore,
+  store: Pick<RateLimitStore, 'hitRateLimit'>,
   clock: Clock,
   key: string,
   rule: RateLimitRule,

@@ -4,7 +4,7 @@ import { hashToken, isWellFormedToken, newToken } from '../../lib/tokens.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { DomainError, notFound, validationError } from '../errors.js';
 import type { Store } from '../store.js';
-import { UniqueViolation } from '../../storage/errors.js';
+import { UniqueViolation } from '../unique-violation.js';
 import {
   GRANTS,
   type ServiceCaller,

@@ -20,10 +20,13 @@ export interface SessionDeps {
   sessionTtlMs: number;
 }
 
-/** Inserts a new session through `tx`; the raw token leaves only in the return value. */
+/**
+ * Inserts a new session through `tx`; the raw token leaves only in the return value.
+ * Sign-ins go through `completeSignIn` (sign-in/complete-sign-in.ts), never here directly.
+ */
 export async function mintSession(
-  deps: SessionDeps,
-  tx: Store,
+  deps: Pick<SessionDeps, 'clock' | 'sessionTtlMs'>,
+  tx: Pick<Store, 'insertSession'>,
   identity: IdentityRecord,
   via: AuthenticationMethod,
 ): Promise<MintedSession> {

@@ -1,7 +1,9 @@
 import { toIso } from '../../lib/clock.js';
 import { type Identity, type IdentityRecord, toIdentity } from '../identities/identity.js';
+import type { SignInMethodId } from '../sign-in/methods.js';
 
-export type AuthenticationMethod = 'password' | 'link';
+/** The sign-in method a session was made by (`authenticated_via`). */
+export type AuthenticationMethod = SignInMethodId;
 
 export interface SessionRecord {
   id: string;

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../../domain/errors.js';
 import { type FlowRecord, flowViewState } from '../../domain/login-flows/flow.js';
-import { MISSING_CREDENTIALS } from '../../domain/login-flows/flow-service.js';
+import { MISSING_CREDENTIALS } from '../../domain/sign-in/password/password-method.js';
 import { ERROR_STATUS, toDomainError } from '../errors.js';
 import { loginPage, messagePage } from './render.js';
 import { STYLES_HASH } from './styles.js';

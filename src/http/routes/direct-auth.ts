@@ -4,7 +4,7 @@ import {
   registerAndAuthenticate,
   registerIdentity,
 } from '../../domain/identities/identity-service.js';
-import { authenticateWithPassword } from '../../domain/passwords/password-auth.js';
+import { authenticateWithPassword } from '../../domain/sign-in/password/authenticate-password.js';
 import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.js';
 import { CLIENT_IP_HEADER, clientAddress } from '../client-address.js';
 import type { AppDeps } from '../deps.js';

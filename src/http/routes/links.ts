@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { attachLink, detachLink, listIdentityLinks } from '../../domain/links/link-service.js';
-import { signInWithLink } from '../../domain/links/link-sign-in.js';
+import { signInWithLink } from '../../domain/sign-in/link/link-sign-in.js';
 import type { AppDeps } from '../deps.js';
 import {
   IdParams,

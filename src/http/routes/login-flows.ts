@@ -5,9 +5,10 @@ import {
   type FlowDeps,
   findFlowWithErrors,
   startFlow,
-  submitPassword,
+  submitToFlow,
 } from '../../domain/login-flows/flow-service.js';
-import { noteUsername } from '../../domain/login-flows/sign-in-audit.js';
+import { signInNotes } from '../../domain/sign-in/method.js';
+import type { SignInMethodDeps } from '../../domain/sign-in/methods.js';
 import { toIso } from '../../lib/clock.js';
 import { isWellFormedToken, secretsEqual } from '../../lib/tokens.js';
 import { CLIENT_IP_HEADER, clientAddress } from '../client-address.js';
@@ -15,6 +16,7 @@ import { setSessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
 import { handleError } from '../errors.js';
 import { clearFlowCookie, presentsFlowCookie, setFlowCookie } from '../flow-cookie.js';
+import { FLOW_METHODS, type FlowMethodSurface, flowMethodUrl } from '../flow-methods.js';
 import {
   isFormPost,
   landingOrigins,
@@ -82,15 +84,23 @@ export const SubmitResultSchema = Type.Object({
 });
 
 const LoginQuery = Type.Object({ return_to: Type.Optional(Type.String()) });
-export const SubmitBody = Type.Object(
-  {
-    username: Type.Optional(Type.String()),
-    password: Type.Optional(Type.String()),
-    csrf_token: Type.Optional(Type.String({ description: 'From GET /v1/login; body only' })),
-  },
-  { additionalProperties: false },
+const submitBody = (surface: FlowMethodSurface) =>
+  Type.Object(
+    {
+      ...surface.fields,
+      csrf_token: Type.Optional(Type.String({ description: 'From GET /v1/login; body only' })),
+    },
+    { additionalProperties: false },
+  );
+type SubmitRoute = {
+  Params: Static<typeof IdParams>;
+  Body: { csrf_token?: string } & Record<string, unknown>;
+};
+
+/** Each flow method's submission body, built once: the OpenAPI document names them. */
+export const SUBMIT_BODIES = new Map(
+  FLOW_METHODS.map((surface) => [surface.method.id, submitBody(surface)] as const),
 );
-type SubmitRoute = { Params: Static<typeof IdParams>; Body: Static<typeof SubmitBody> };
 
 /** Statuses the proxy header and the stores can add to any browser endpoint. */
 const BROWSER_ERRORS = [401, 403, 422, 503, 504];
@@ -111,7 +121,7 @@ async function addressOf(deps: AppDeps, request: FastifyRequest): Promise<string
 }
 
 export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
-  const flowDeps: FlowDeps = {
+  const flowDeps: FlowDeps & SignInMethodDeps = {
     ...deps,
     flows: {
       ttlMs: deps.config.flowTtlMs,
@@ -126,7 +136,6 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
     sessionTtlMs: deps.sessionTtlMs,
   };
   const uiOrigin = loginUiOrigin(deps.config);
-  const signInAudit = signInAuditHooks(deps.audit);
 
   app.get<{ Querystring: Static<typeof LoginQuery> }>(
     '/v1/login',
@@ -236,62 +245,64 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
     return sendFailurePage(request, reply, error, { flow, formUsable, username, now });
   }
 
-  app.post<SubmitRoute>(
-    '/v1/flows/:id/password',
-    {
-      config: { action: 'flow_password' },
-      onRequest: [
-        signInAudit.onRequest,
-        refuseForeignOrigin((request) => flowSubmitOrigins(request, deps.config)),
-      ],
-      onResponse: signInAudit.onResponse,
-      errorHandler: (error, request, reply) =>
-        isFormPost(request)
-          ? formFailure(error, request as FastifyRequest<SubmitRoute>, reply)
-          : handleError(error, request, reply),
-      schema: {
-        operationId: 'submitFlowPassword',
-        summary: 'Submit username and password to a login flow',
-        tags: ['flows'],
-        description:
-          'JSON or an HTML form post (application/x-www-form-urlencoded): a form post answers 303 to return_to, or a page. Sets the service_session cookie on success.',
-        security: OPTIONAL_SERVICE_TOKEN,
-        consumes: ['application/json', 'application/x-www-form-urlencoded'],
-        params: IdParams,
-        headers: ClientIpHeader,
-        body: SubmitBody,
-        response: responses(
-          {
-            200: jsonOrPage(
-              SubmitResultSchema,
-              'Signed in: the session (JSON), or the signed-in page for a form post without return_to',
-            ),
-            303: seeOther('Signed in (form post): on to return_to'),
-          },
-          [...BROWSER_ERRORS, 404, 429],
-          { html: true },
-        ),
+  for (const surface of FLOW_METHODS) {
+    const { method } = surface;
+    const signInAudit = signInAuditHooks(deps.audit, method);
+    app.post<SubmitRoute>(
+      flowMethodUrl(method.id),
+      {
+        config: { action: `flow_${method.id}` },
+        onRequest: [
+          signInAudit.onRequest,
+          refuseForeignOrigin((request) => flowSubmitOrigins(request, deps.config)),
+        ],
+        onResponse: signInAudit.onResponse,
+        errorHandler: (error, request, reply) =>
+          isFormPost(request)
+            ? formFailure(error, request as FastifyRequest<SubmitRoute>, reply)
+            : handleError(error, request, reply),
+        schema: {
+          operationId: `submitFlow${method.id[0]!.toUpperCase()}${method.id.slice(1)}`,
+          summary: surface.summary,
+          tags: ['flows'],
+          description: surface.description,
+          security: OPTIONAL_SERVICE_TOKEN,
+          consumes: ['application/json', 'application/x-www-form-urlencoded'],
+          params: IdParams,
+          headers: ClientIpHeader,
+          body: SUBMIT_BODIES.get(method.id),
+          response: responses(
+            {
+              200: jsonOrPage(
+                SubmitResultSchema,
+                'Signed in: the session (JSON), or the signed-in page for a form post without return_to',
+              ),
+              303: seeOther('Signed in (form post): on to return_to'),
+            },
+            [...BROWSER_ERRORS, 404, 429],
+            { html: true },
+          ),
+        },
       },
-    },
-    async (request, reply) => {
-      const attempt = attemptOf(request);
-      if (attempt) noteUsername(attempt, request.body.username);
-      const address = await addressOf(deps, request);
-      if (attempt) attempt.address = address;
-      const { returnTo, minted } = await submitPassword(flowDeps, {
-        flowId: request.params.id,
-        csrfToken: request.body.csrf_token,
-        username: request.body.username,
-        password: request.body.password,
-        address,
-        seen: attempt,
-      });
-      if (attempt) attempt.sessionId = minted.session.id;
-      setSessionCookie(reply, minted.token, cookieSettings);
-      clearFlowCookie(request, reply, request.params.id);
-      if (!isFormPost(request)) return { return_to: returnTo, session: minted.session };
-      if (returnTo) return reply.redirect(returnTo, 303);
-      return sendPage(reply, 200, signedInPage(minted.session));
-    },
-  );
+      async (request, reply) => {
+        const { csrf_token: csrfToken, ...fields } = request.body;
+        const attempt = attemptOf(request);
+        if (attempt) attempt.claim = method.claim(fields);
+        const address = await addressOf(deps, request);
+        if (attempt) attempt.address = address;
+        const { returnTo, minted } = await submitToFlow(flowDeps, method, {
+          flowId: request.params.id,
+          csrfToken,
+          fields,
+          address,
+          notes: attempt ?? signInNotes(),
+        });
+        setSessionCookie(reply, minted.token, cookieSettings);
+        clearFlowCookie(request, reply, request.params.id);
+        if (!isFormPost(request)) return { return_to: returnTo, session: minted.session };
+        if (returnTo) return reply.redirect(returnTo, 303);
+        return sendPage(reply, 200, signedInPage(minted.session));
+      },
+    );
+  }
 }

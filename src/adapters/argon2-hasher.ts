@@ -1,7 +1,7 @@
 import { hash, verify } from '@node-rs/argon2';
 import type { PasswordHasher } from '../domain/passwords/password-hasher.js';
-import { createLimiter } from './limiter.js';
-import { randomSecret } from './tokens.js';
+import { createLimiter } from '../lib/limiter.js';
+import { randomSecret } from '../lib/tokens.js';
 
 export interface Argon2Options {
   memoryKib: number;

@@ -1,23 +1,24 @@
-import type { Clock } from '../../lib/clock.js';
-import { newId } from '../../lib/ids.js';
-import { UniqueViolation } from '../../storage/errors.js';
-import type { Actor, AuditLog } from '../audit/audit-log.js';
-import { DomainError, notFound, validationError } from '../errors.js';
-import { insertNewIdentity } from '../identities/identity-service.js';
+import type { Clock } from '../../../lib/clock.js';
+import { newId } from '../../../lib/ids.js';
+import type { Actor } from '../../audit/audit-log.js';
+import { DomainError, validationError } from '../../errors.js';
+import { insertNewIdentity } from '../../identities/identity-service.js';
 import {
   type IdentityRecord,
   requireDisplayName,
   requireUsername,
-} from '../identities/identity.js';
-import { mintSession, type SessionDeps } from '../sessions/session-service.js';
-import type { MintedSession } from '../sessions/session.js';
-import type { Store } from '../store.js';
-import { type AuditNotes, type LinkKey, noteKey, requireLinkKey } from './link.js';
+} from '../../identities/identity.js';
+import { type AuditNotes, type LinkKey, noteKey, requireLinkKey } from '../../links/link.js';
+import type { MintedSession } from '../../sessions/session.js';
+import type { Store } from '../../store.js';
+import { UniqueViolation } from '../../unique-violation.js';
+import { type CompleteSignInDeps, completeSignIn, type SignInAudit } from '../complete-sign-in.js';
+import { signInNotes } from '../method.js';
+import { linkMethod, type LinkMethodDeps } from './link-method.js';
 
-export interface LinkSignInDeps extends SessionDeps {
-  store: Store;
+export interface LinkSignInDeps extends LinkMethodDeps, CompleteSignInDeps {
+  store: LinkMethodDeps['store'] & Pick<Store, 'transaction'>;
   clock: Clock;
-  audit: AuditLog;
 }
 
 export interface LinkSignIn extends LinkKey {
@@ -85,19 +86,27 @@ async function resolveLink(
   key: LinkKey,
   notes: AuditNotes,
 ): Promise<LinkSignInResult | undefined> {
-  const link = await deps.store.findLink(key.provider, key.subject);
-  if (!link) return undefined;
-  notes.target = link.identity_id;
-  if (link.verified_at === null) {
-    // A pending claim: resolving it would sign someone into an account nobody confirmed.
-    throw validationError('the (provider, subject) pair is an unverified link and cannot sign in');
+  const seen = signInNotes();
+  let outcome;
+  try {
+    outcome = await linkMethod.authenticate(deps, key, seen);
+  } finally {
+    if (seen.identityId !== null) notes.target = seen.identityId;
   }
-  const identity = await deps.store.findIdentityById(link.identity_id);
-  if (!identity) throw notFound();
-  if (identity.state !== 'active') throw new DomainError('identity_disabled');
+  if ('failure' in outcome) {
+    // No identity holds the pair: the caller creates one from the seed.
+    if (outcome.failure === 'invalid_credentials') return undefined;
+    throw new DomainError(outcome.failure);
+  }
+  const { identity } = outcome;
   return deps.store.transaction(async (tx) => {
-    const minted = await mintSession(deps, tx, identity, 'link');
-    await auditSignIn(deps, tx, actor, key, minted, false);
+    const minted = await completeSignIn(
+      deps,
+      tx,
+      identity,
+      linkMethod,
+      signInAudit(actor, key, false),
+    );
     return { ...minted, created: false };
   });
 }
@@ -123,25 +132,19 @@ function createFromSeed(
   return deps.store.transaction(async (tx) => {
     await insertNewIdentity(tx, identity);
     await tx.insertLink({ ...key, identity_id: identity.id, verified_at: now, linked_at: now });
-    const minted = await mintSession(deps, tx, identity, 'link');
-    await auditSignIn(deps, tx, actor, key, minted, true);
+    const minted = await completeSignIn(
+      deps,
+      tx,
+      identity,
+      linkMethod,
+      signInAudit(actor, key, true),
+    );
     return { ...minted, created: true };
   });
 }
 
-function auditSignIn(
-  deps: LinkSignInDeps,
-  tx: Store,
-  actor: Actor,
-  key: LinkKey,
-  minted: MintedSession,
-  created: boolean,
-): Promise<void> {
-  return deps.audit.write(tx, actor, {
-    action: 'authenticate_link',
-    target_identity: minted.session.identity.id,
-    details: { ...key, created, session_id: minted.session.id },
-  });
+function signInAudit(actor: Actor, key: LinkKey, created: boolean): SignInAudit {
+  return { actor, action: 'authenticate_link', details: { ...key, created } };
 }
 
 function requireSeed(seed: unknown): Seed {

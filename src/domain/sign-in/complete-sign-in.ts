@@ -1,0 +1,60 @@
+import type { Clock } from '../../lib/clock.js';
+import type { Actor, AuditLog } from '../audit/audit-log.js';
+import type { AuditStore } from '../audit/audit.js';
+import type { IdentityRecord } from '../identities/identity.js';
+import { mintSession } from '../sessions/session-service.js';
+import type { MintedSession } from '../sessions/session.js';
+import type { Store } from '../store.js';
+import type { Assurance } from './method.js';
+import type { SignInMethodId } from './methods.js';
+
+export interface CompleteSignInDeps {
+  clock: Clock;
+  audit: Pick<AuditLog, 'write'>;
+  sessionTtlMs: number;
+}
+
+/** How the identity signed in: the method's id (`authenticated_via`) and the assurance reached. */
+export interface SignedInBy {
+  id: SignInMethodId;
+  assurance: Assurance;
+}
+
+/** The audit row a service endpoint's sign-in writes with its session. */
+export interface SignInAudit {
+  actor: Actor;
+  action: string;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * The one way a session comes to exist: every sign-in, whatever its method, ends here,
+ * inside the caller's transaction, so the session commits with whatever else the sign-in
+ * wrote (a completed flow, a new identity and its link) or not at all.
+ *
+ * `audit` is the row of a service endpoint's sign-in, written in the same transaction
+ * with the session's id. A browser flow passes null: its `login` row also records the
+ * refusals made before the domain is reached (a foreign Origin, an unreadable body), so
+ * it is written once the answer has gone out, from the attempt's notes.
+ */
+export async function completeSignIn(
+  deps: CompleteSignInDeps,
+  tx: Pick<Store, 'insertSession'> & AuditStore,
+  identity: IdentityRecord,
+  by: SignedInBy,
+  audit: SignInAudit | null,
+): Promise<MintedSession> {
+  // Sessions do not record their assurance yet: every method so far gives aal1, so every
+  // session is aal1 by construction. A method giving more must make sessions carry it
+  // first, or no relying service could tell the difference; refuse rather than mint.
+  if (by.assurance !== 'aal1') throw new Error(`sessions cannot carry ${by.assurance} yet`);
+  const minted = await mintSession(deps, tx, identity, by.id);
+  if (audit) {
+    await deps.audit.write(tx, audit.actor, {
+      action: audit.action,
+      target_identity: identity.id,
+      details: { ...audit.details, session_id: minted.session.id },
+    });
+  }
+  return minted;
+}

@@ -1,0 +1,62 @@
+import type { IdentityRecord } from '../identities/identity.js';
+
+/**
+ * Authenticator assurance levels in NIST SP 800-63B's sense. `aal1`: one factor (a
+ * password, a verified provider link, a passkey used as a first factor). `aal2`: a second,
+ * different factor on top of a first one.
+ */
+export type Assurance = 'aal1' | 'aal2';
+
+/**
+ * Verdicts on the submitted credentials themselves. A flow records them and counts them to
+ * its attempt cap; every other refusal (a malformed body, a rate limit, an outage) is
+ * thrown and counts nothing, since it says nothing about the credentials.
+ */
+export type CredentialFailure = 'invalid_credentials' | 'identity_disabled';
+
+export type SignInOutcome = { identity: IdentityRecord } | { failure: CredentialFailure };
+
+/**
+ * What a sign-in learns as it goes, for the audit row of the attempt (never for the
+ * answer, which must not tell an unknown account from a wrong secret).
+ */
+export interface SignInNotes {
+  /** The identity the credentials named, once a method found one (even if they were wrong). */
+  identityId: string | null;
+  /** The session the sign-in minted. */
+  sessionId: string | null;
+}
+
+export function signInNotes(): SignInNotes {
+  return { identityId: null, sessionId: null };
+}
+
+/**
+ * One way to sign in, in the spirit of Ory Kratos's login strategies: an id, how a
+ * submission becomes an identity, and the assurance a success gives. It knows nothing of
+ * flows (state, CSRF, attempt caps, per-address limits, completion) nor of sessions: the
+ * flow mechanics and `completeSignIn` do those the same way for every method.
+ *
+ * `Deps` is what `authenticate` uses, narrowed to the store methods it calls; the list of
+ * methods (methods.ts) joins every method's `Deps` into the one the composition root
+ * provides.
+ */
+export interface SignInMethod<Id extends string, Input, Deps> {
+  /** The route suffix (`/v1/flows/{id}/<id>`), the session's `authenticated_via`. */
+  readonly id: Id;
+  readonly assurance: Assurance;
+  /** The submitted fields as this method's input, or `validation_error`. No I/O. */
+  parse(fields: Readonly<Record<string, unknown>>): Input;
+  /**
+   * What a submission claims, for its audit row: never a secret, bounded in size. Called
+   * with no fields for a submission refused before its body was read, so the row's shape
+   * does not depend on how far it got.
+   */
+  claim(fields: Readonly<Record<string, unknown>> | undefined): Record<string, unknown>;
+  /**
+   * The identity the input proves, or a credential failure. Method-specific limits (per
+   * username, per credential) are counted here; refusals that are no verdict on the
+   * credentials are thrown.
+   */
+  authenticate(deps: Deps, input: Input, notes: SignInNotes): Promise<SignInOutcome>;
+}
