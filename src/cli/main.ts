@@ -18,7 +18,7 @@ const program = new Command()
 program
   .command('serve')
   .description('run the HTTP service (migrates first)')
-  .action(() => serve(loadConfig()));
+  .action(() => serve());
 
 program
   .command('migrate')

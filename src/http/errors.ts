@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../domain/errors.js';
+import { OUTAGE_MESSAGES } from '../log.js';
 import { StorageTimeout, StorageUnavailable } from '../storage/errors.js';
 
 /** The single error-code -> HTTP status table (SPEC.md section 7). */
@@ -107,7 +108,7 @@ export function handleError(error: unknown, request: FastifyRequest, reply: Fast
     return reply.code(500).type('application/json').send({ error: 'internal_error' });
   }
   if (domainError.code === 'unavailable' || domainError.code === 'timeout') {
-    request.log.warn({ err: error, reqId: request.id }, 'database %s', domainError.code);
+    request.log.warn({ err: error, reqId: request.id }, OUTAGE_MESSAGES[domainError.code]);
   }
   return sendError(request, reply, domainError);
 }

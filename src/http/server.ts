@@ -1,7 +1,8 @@
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { DomainError } from '../domain/errors.js';
+import { registerAccessLog } from './access-log.js';
 import { browserEndpoints } from './cors.js';
 import type { AppDeps } from './deps.js';
 import { handleError, sendError } from './errors.js';
@@ -10,25 +11,20 @@ import { identityRoutes } from './routes/identities.js';
 import { linkRoutes } from './routes/links.js';
 import { operationRoutes } from './routes/operations.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { echoRequestId, requestIds } from './request-id.js';
 import { presentedCaller, registerServiceAuth } from './service-auth.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
-/** Secrets that must never reach a log line. */
-const REDACT = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'res.headers["set-cookie"]',
-  '*.password',
-  '*.token',
-  '*.csrf_token',
-];
-
-export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
+export async function buildServer(
+  deps: AppDeps,
+  logger: FastifyBaseLogger,
+): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: { level: deps.config.logLevel, redact: REDACT },
-    // Access logs for every request would double the cost of the session check; errors
-    // and 5xx are logged by the error handler instead.
+    loggerInstance: logger,
+    genReqId: requestIds(),
+    // Fastify's request logging is off: our access log (SERVICE_ACCESS_LOG) writes one line
+    // per request when an operator asks for it; errors and 5xx are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     // No child logger per request either: whoami would build one on every page view to
     // log nothing. The few lines a request writes carry its id themselves (`reqId`).
@@ -50,6 +46,8 @@ export async function buildServer(deps: AppDeps): Promise<FastifyInstance> {
     return parseJson(request, body as string, done);
   });
 
+  echoRequestId(app);
+  if (deps.config.accessLog) registerAccessLog(app);
   app.decorateRequest('errorCode', null);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(async (request, reply) => {

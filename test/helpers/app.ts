@@ -23,8 +23,6 @@ export function testHasher(): Promise<PasswordHasher> {
   return fastHasher;
 }
 
-export const silentLog = { warn: () => undefined, error: () => undefined };
-
 /** The shortcuts every test app offers on top of the built app. */
 export interface AppShortcuts {
   /** A service token holding exactly these grants. */
@@ -77,7 +75,7 @@ export async function createTestApp(
   const clock = new FakeClock();
   const store = db.open({ timeoutMs: config.dbTimeoutMs });
   await store.migrate();
-  const built = await buildApp(config, { store, clock, hasher: await testHasher() }, silentLog);
+  const built = await buildApp(config, { store, clock, hasher: await testHasher() });
   let counter = 0;
   const app: FastifyInstance = built.app;
   return {

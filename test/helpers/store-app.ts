@@ -6,7 +6,6 @@ import {
   type AppShortcuts,
   bearerCall,
   createTestApp,
-  silentLog,
   type TestApp,
   testConfig,
   testHasher,
@@ -30,7 +29,7 @@ export async function appOnStore(
   const databaseUrl = store.dialect === 'postgres' ? 'postgres://unused' : ':memory:';
   const config = testConfig(databaseUrl, env);
   const clock = new FakeClock();
-  const built = await buildApp(config, { store, clock, hasher: await testHasher() }, silentLog);
+  const built = await buildApp(config, { store, clock, hasher: await testHasher() });
   return {
     ...built,
     clock,
