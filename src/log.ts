@@ -60,13 +60,15 @@ export function createLogger({
         if (typeof message !== 'string' || !OUTAGE_SET.has(message)) {
           return write.apply(this, args);
         }
+        // The count goes out on the process logger: it speaks for many requests, not this one.
         const summarize = (held: number) =>
-          write.apply(this, [{ repeated: held, window_ms: repeatWindowMs }, message]);
+          write.apply(logger, [{ repeated: held, window_ms: repeatWindowMs }, message]);
         if (gate.offer(message, summarize) === 'write') write.apply(this, args);
       },
     },
   };
-  return destination === undefined ? pino(options) : pino(options, destination);
+  const logger = destination === undefined ? pino(options) : pino(options, destination);
+  return logger;
 }
 
 /**

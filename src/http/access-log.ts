@@ -10,10 +10,13 @@ const MAX_PATH = 200;
  * written either, so no token or cookie can reach the line.
  */
 export function registerAccessLog(app: FastifyInstance): void {
+  // The app's logger with the id as a field, rather than request.log: that would build the
+  // request's pino child for this one line.
+  const log = app.log;
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url;
     const path = route === undefined ? pathOf(request.url) : undefined;
-    request.log.info(
+    log.info(
       {
         reqId: request.id,
         method: request.method,

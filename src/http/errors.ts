@@ -103,12 +103,12 @@ export function handleError(error: unknown, request: FastifyRequest, reply: Fast
   try {
     domainError = toDomainError(error);
   } catch {
-    request.log.error({ err: error, reqId: request.id }, 'unhandled error');
+    request.log.error({ err: error }, 'unhandled error');
     request.errorCode = 'internal_error';
     return reply.code(500).type('application/json').send({ error: 'internal_error' });
   }
   if (domainError.code === 'unavailable' || domainError.code === 'timeout') {
-    request.log.warn({ err: error, reqId: request.id }, OUTAGE_MESSAGES[domainError.code]);
+    request.log.warn({ err: error }, OUTAGE_MESSAGES[domainError.code]);
   }
   return sendError(request, reply, domainError);
 }

@@ -12,6 +12,7 @@ import { linkRoutes } from './routes/links.js';
 import { operationRoutes } from './routes/operations.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { echoRequestId, requestIds } from './request-id.js';
+import { requestLog } from './request-log.js';
 import { presentedCaller, registerServiceAuth } from './service-auth.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -26,9 +27,7 @@ export async function buildServer(
     // Fastify's request logging is off: our access log (SERVICE_ACCESS_LOG) writes one line
     // per request when an operator asks for it; errors and 5xx are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
-    // No child logger per request either: whoami would build one on every page view to
-    // log nothing. The few lines a request writes carry its id themselves (`reqId`).
-    childLoggerFactory: (logger) => logger,
+    childLoggerFactory: requestLog,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: false,
     ajv: {

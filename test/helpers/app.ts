@@ -1,4 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { Logger } from 'pino';
 import { type App, buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
@@ -69,13 +70,14 @@ export async function createTestApp(
   kind: DatabaseKind,
   env: Record<string, string> = {},
   existing?: TestDatabase,
+  logger?: Logger,
 ): Promise<TestApp> {
   const db = existing ?? (await createTestDatabase(kind));
   const config = testConfig(db.databaseUrl, env);
   const clock = new FakeClock();
   const store = db.open({ timeoutMs: config.dbTimeoutMs });
   await store.migrate();
-  const built = await buildApp(config, { store, clock, hasher: await testHasher() });
+  const built = await buildApp(config, { store, clock, hasher: await testHasher() }, logger);
   let counter = 0;
   const app: FastifyInstance = built.app;
   return {
