@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 
 /** Longest unmatched path written to a line: probes of unknown URLs can be 16 KiB long. */
 const MAX_PATH = 200;
@@ -9,10 +9,11 @@ const MAX_PATH = 200;
  * written (it carries return_to, flow ids and whatever a client put there). No header is
  * written either, so no token or cookie can reach the line.
  */
-export function registerAccessLog(app: FastifyInstance): void {
-  // The app's logger with the id as a field, rather than request.log: that would build the
-  // request's pino child for this one line.
-  const log = app.log;
+export function registerAccessLog(app: FastifyInstance, logger: FastifyBaseLogger): void {
+  // Not request.log, which would build the request's pino child for this one line: the id
+  // is a field. Redaction is off for these lines, whose fields are fixed and hold no
+  // secret: its wildcard paths nearly double the cost of writing one (3.5 of 7.5 µs).
+  const log = logger.child({}, { redact: [] });
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url;
     const path = route === undefined ? pathOf(request.url) : undefined;

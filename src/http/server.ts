@@ -46,7 +46,7 @@ export async function buildServer(
   });
 
   echoRequestId(app);
-  if (deps.config.accessLog) registerAccessLog(app);
+  if (deps.config.accessLog) registerAccessLog(app, logger);
   app.decorateRequest('errorCode', null);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(async (request, reply) => {
