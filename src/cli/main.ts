@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError } from '../config.js';
 import { toAuditEntry } from '../domain/audit/audit.js';
 import { DomainError } from '../domain/errors.js';
 import { sweep } from '../domain/sweep.js';
