@@ -10,8 +10,11 @@
  * The figures include light-my-request's own overhead, so compare them with each other,
  * not with the load bench.
  *
+ * `--access-log` turns SERVICE_ACCESS_LOG on (at level info): its lines go to standard
+ * output, so pipe the probe through `grep cpuMicrosPerRequest` for the figures.
+ *
  * Usage: npm run bench:probe -- [--only whoami,verify,login,link] [--batches 30]
- *          [--without audit,service-token] [--sql]
+ *          [--without audit,service-token] [--sql] [--access-log]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,6 +44,7 @@ const { values } = parseArgs({
     batches: { type: 'string', default: '30' },
     without: { type: 'string', default: '' },
     sql: { type: 'boolean', default: false },
+    'access-log': { type: 'boolean', default: false },
   },
 });
 const kinds = values.only
@@ -59,7 +63,10 @@ const acceptAll: PasswordHasher = {
   verify: async () => true,
   verifyDummy: async () => false,
 };
-const config = loadConfig(serviceEnv(file, dir));
+const accessLog = values['access-log']
+  ? { SERVICE_ACCESS_LOG: 'on', SERVICE_LOG_LEVEL: 'info' }
+  : {};
+const config = loadConfig({ ...serviceEnv(file, dir), ...accessLog });
 const { app, deps, close } = await buildApp(config, { hasher: acceptAll });
 try {
   await deps.store.migrate();

@@ -1,11 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { createArgon2Hasher } from './adapters/argon2-hasher.js';
+import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
 import type { PasswordHasher } from './domain/passwords/password-hasher.js';
 import type { AppDeps } from './http/deps.js';
 import type { ServerOptions } from './http/server.js';
 import { type Clock, systemClock } from './lib/clock.js';
+import { createLogger, OUTAGE_MESSAGES, type ServiceLog } from './log.js';
 import { resolvePepper } from './pepper.js';
 import { openStorage } from './storage/open.js';
 import type { StoreHandle } from './storage/store.js';
@@ -29,7 +31,7 @@ export interface Services {
 /** Composition root shared by the server and the CLI: no logic, only wiring. */
 export async function buildServices(
   config: Config,
-  log: { warn(message: string): void; error(object: unknown, message: string): void },
+  log: ServiceLog,
   overrides: AppOverrides = {},
 ): Promise<Services> {
   const store =
@@ -39,7 +41,7 @@ export async function buildServices(
       timeoutMs: config.dbTimeoutMs,
       poolSize: config.dbPoolSize,
       schema: overrides.schema,
-      onPoolError: (error) => log.error({ err: error }, 'database connection lost'),
+      onPoolError: (error) => log.error({ err: error }, OUTAGE_MESSAGES.connectionLost),
     });
   const clock = overrides.clock ?? systemClock;
   try {
@@ -51,7 +53,7 @@ export async function buildServices(
         concurrency: config.hashConcurrency,
       }));
     const audit = new AuditLog(store, clock, config.auditFlushMs, (error, lost) =>
-      log.error({ err: error, lost }, 'audit rows could not be written'),
+      log.error({ err: error, lost }, OUTAGE_MESSAGES.auditUnwritten),
     );
     const deps: AppDeps = {
       config,
@@ -81,16 +83,17 @@ export interface App {
   close(): Promise<void>;
 }
 
+/** The server's parts; `logger` is the process's one logger (one at `config.logLevel` if absent). */
 export async function buildApp(
   config: Config,
   overrides: AppOverrides = {},
-  log = consoleLog,
+  logger: Logger = createLogger({ level: config.logLevel }),
 ): Promise<App> {
-  const services = await buildServices(config, log, overrides);
+  const services = await buildServices(config, logger, overrides);
   // Loaded here, not at the top: the CLI shares buildServices and must not load the HTTP
   // adapter (Fastify, the routes) for commands that never serve.
   const { buildServer } = await import('./http/server.js');
-  const app = await buildServer(services.deps, { instrument: overrides.instrument });
+  const app = await buildServer(services.deps, logger, { instrument: overrides.instrument });
   return {
     app,
     deps: services.deps,
@@ -105,7 +108,17 @@ export async function buildApp(
   };
 }
 
-export const consoleLog = {
-  warn: (message: string) => console.warn(`tessera: ${message}`),
-  error: (object: unknown, message: string) => console.error(`tessera: ${message}`, object),
+/**
+ * The CLI's log: its warnings and errors are for the person at the terminal, one readable
+ * line each on stderr (not JSON, not a stack), beside the command's own output.
+ */
+export const consoleLog: ServiceLog = {
+  warn: (message) => console.warn(`tessera: ${message}`),
+  error: ({ err }, message) => console.error(`tessera: ${message}: ${oneLine(err)}`),
 };
+
+function oneLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  return `${text.split('\n')[0]}${typeof code === 'string' ? ` (${code})` : ''}`;
+}

@@ -30,6 +30,8 @@ export interface Config {
   /** How long in-flight requests may take to finish after SIGTERM before connections are cut. */
   shutdownTimeoutMs: number;
   logLevel: string;
+  /** One JSON line per request (SERVICE_ACCESS_LOG=on), written at level info. */
+  accessLog: boolean;
 }
 
 export class ConfigError extends Error {
@@ -64,6 +66,7 @@ export const DEFAULTS = {
   SERVICE_AUDIT_FLUSH_MS: '1000',
   SERVICE_SHUTDOWN_TIMEOUT_MS: '5000',
   SERVICE_LOG_LEVEL: 'info',
+  SERVICE_ACCESS_LOG: 'off',
 } as const;
 
 function read(env: Env, name: keyof typeof DEFAULTS): string {
@@ -99,6 +102,21 @@ function logLevel(env: Env): string {
     throw new ConfigError('SERVICE_LOG_LEVEL', `one of ${LOG_LEVELS.join(', ')}`, text);
   }
   return text;
+}
+
+function accessLog(env: Env, level: string): boolean {
+  const text = read(env, 'SERVICE_ACCESS_LOG');
+  if (text !== 'on' && text !== 'off')
+    throw new ConfigError('SERVICE_ACCESS_LOG', 'on or off', text);
+  // Access lines are info lines: a level above info would silently drop what was asked for.
+  if (text === 'on' && !['info', 'debug', 'trace'].includes(level)) {
+    throw new ConfigError(
+      'SERVICE_ACCESS_LOG',
+      'off unless SERVICE_LOG_LEVEL is info, debug or trace',
+      text,
+    );
+  }
+  return text === 'on';
 }
 
 function rule(env: Env, name: keyof typeof DEFAULTS): RateLimitRule {
@@ -162,6 +180,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (ttlHours <= 0) {
     throw new ConfigError('SERVICE_SESSION_TTL_HOURS', 'a number of hours > 0', String(ttlHours));
   }
+  const level = logLevel(env);
   return {
     host: read(env, 'SERVICE_HOST'),
     port: number(env, 'SERVICE_PORT', { min: 0, max: 65535, integer: true }),
@@ -189,6 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
       number(env, 'SERVICE_SWEEP_INTERVAL_MINUTES', { min: 0, integer: false }) * 60_000,
     auditFlushMs: number(env, 'SERVICE_AUDIT_FLUSH_MS', { min: 1, integer: true }),
     shutdownTimeoutMs: number(env, 'SERVICE_SHUTDOWN_TIMEOUT_MS', { min: 0, integer: true }),
-    logLevel: logLevel(env),
+    logLevel: level,
+    accessLog: accessLog(env, level),
   };
 }

@@ -1,18 +1,31 @@
+import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import { type Config, loadConfig } from './config.js';
 import { sweep } from './domain/sweep.js';
 import { publicUrlWarning } from './http/security-headers.js';
+import { createLogger, routeProcessOutput } from './log.js';
 
-/** `tessera serve`: migrate, listen, sweep periodically, stop gracefully on SIGTERM/SIGINT. */
-export async function serve(config: Config): Promise<void> {
-  const { app, deps, close } = await buildApp(
-    config,
-    {},
-    {
-      warn: (message) => console.warn(`tessera: ${message}`),
-      error: (object, message) => console.error(`tessera: ${message}`, object),
-    },
-  );
+/**
+ * `tessera serve`. Every line the process writes is a JSON log line from one logger, a
+ * bad setting or a failed start included (then it exits 1).
+ */
+export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  // The level is known once the configuration is read; until then a failure is fatal anyway.
+  const logger = createLogger({ level: 'info' });
+  routeProcessOutput(logger);
+  try {
+    const config = loadConfig(env);
+    logger.level = config.logLevel;
+    await start(config, logger);
+  } catch (error) {
+    logger.fatal({ err: error }, 'start-up failed');
+    process.exit(1);
+  }
+}
+
+/** Migrate, listen, sweep periodically, stop gracefully on SIGTERM/SIGINT. */
+async function start(config: Config, logger: Logger): Promise<void> {
+  const { app, deps, close } = await buildApp(config, {}, logger);
   const applied = await deps.store.migrate();
   if (applied.length > 0) app.log.info({ applied }, 'migrations applied');
 

@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
-import { loadConfig } from '../config.js';
 import { sweep } from '../domain/sweep.js';
 import { auditCommands } from './audit.js';
 import { cliActor, withServices } from './context.js';
@@ -29,14 +28,7 @@ const program = new Command()
   .configureOutput(json ? { writeErr: () => undefined } : {})
   .showHelpAfterError(!json);
 
-program
-  .command('serve')
-  .description('run the HTTP service (migrates first)')
-  .action(async () => {
-    // Imported on use: the other commands never load the HTTP adapter.
-    const { serve } = await import('../serve.js');
-    await serve(loadConfig());
-  });
+program.command('serve').description('run the HTTP service (migrates first)');
 
 program
   .command('migrate')

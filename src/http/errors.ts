@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../domain/errors.js';
+import { OUTAGE_MESSAGES } from '../log.js';
 import { StorageTimeout, StorageUnavailable } from '../storage/errors.js';
 
 /** The single error-code -> HTTP status table (SPEC.md section 7). */
@@ -106,12 +107,12 @@ export function handleError(error: unknown, request: FastifyRequest, reply: Fast
   try {
     domainError = toDomainError(error);
   } catch {
-    request.log.error({ err: error, reqId: request.id }, 'unhandled error');
+    request.log.error({ err: error }, 'unhandled error');
     request.errorCode = 'internal_error';
     return reply.code(500).type('application/json').send({ error: 'internal_error' });
   }
   if (domainError.code === 'unavailable' || domainError.code === 'timeout') {
-    request.log.warn({ err: error, reqId: request.id }, 'database %s', domainError.code);
+    request.log.warn({ err: error }, OUTAGE_MESSAGES[domainError.code]);
   }
   return sendError(request, reply, domainError);
 }

@@ -1,6 +1,7 @@
 import formbody from '@fastify/formbody';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { DomainError } from '../domain/errors.js';
+import { registerAccessLog } from './access-log.js';
 import { browserEndpoints } from './cors.js';
 import type { AppDeps } from './deps.js';
 import { clientErrorHandler } from './client-errors.js';
@@ -12,21 +13,13 @@ import { identityRoutes } from './routes/identities.js';
 import { linkRoutes } from './routes/links.js';
 import { operationRoutes } from './routes/operations.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { echoRequestId, requestIds } from './request-id.js';
+import { requestLog } from './request-log.js';
 import { securityHeaders, securityHeadersHook } from './security-headers.js';
 import { presentedCaller, registerServiceAuth } from './service-auth.js';
 import { Transport } from './transport.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
-
-/** Secrets that must never reach a log line. */
-const REDACT = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'res.headers["set-cookie"]',
-  '*.password',
-  '*.token',
-  '*.csrf_token',
-];
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -42,6 +35,7 @@ export interface ServerOptions {
 
 export async function buildServer(
   deps: AppDeps,
+  logger: FastifyBaseLogger,
   options: ServerOptions = {},
 ): Promise<FastifyInstance> {
   const headers = securityHeaders(deps.config);
@@ -53,13 +47,12 @@ export async function buildServer(
     frameworkErrors: frameworkErrors(deps, headers),
     // The transport refuses requests during the drain itself (503 `unavailable`, audited).
     return503OnClosing: false,
-    logger: { level: deps.config.logLevel, redact: REDACT },
-    // Access logs for every request would double the cost of the session check; errors
-    // and 5xx are logged by the error handler instead.
+    loggerInstance: logger,
+    genReqId: requestIds(),
+    // Fastify's request logging is off: our access log (SERVICE_ACCESS_LOG) writes one line
+    // per request when an operator asks for it; errors and 5xx are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
-    // No child logger per request either: whoami would build one on every page view to
-    // log nothing. The few lines a request writes carry its id themselves (`reqId`).
-    childLoggerFactory: (logger) => logger,
+    childLoggerFactory: requestLog,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: false,
     ajv: {
@@ -77,6 +70,8 @@ export async function buildServer(
     return parseJson(request, body as string, done);
   });
 
+  echoRequestId(app);
+  if (deps.config.accessLog) registerAccessLog(app, logger);
   app.decorateRequest('errorCode', null);
   app.decorate('shutdown', (timeoutMs: number) => transport.shutdown(app, timeoutMs));
   app.addHook('onRequest', securityHeadersHook(headers));

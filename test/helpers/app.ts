@@ -1,4 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { Logger } from 'pino';
 import { type App, buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
@@ -21,8 +22,6 @@ export function testHasher(): Promise<PasswordHasher> {
   });
   return fastHasher;
 }
-
-export const silentLog = { warn: () => undefined, error: () => undefined };
 
 /** The shortcuts every test app offers on top of the built app. */
 export interface AppShortcuts {
@@ -70,6 +69,7 @@ export async function createTestApp(
   kind: DatabaseKind,
   env: Record<string, string> = {},
   existing?: TestDatabase,
+  logger?: Logger,
 ): Promise<TestApp> {
   const db = existing ?? (await createTestDatabase(kind));
   const config = testConfig(db.databaseUrl, env);
@@ -80,7 +80,7 @@ export async function createTestApp(
   const built = await buildApp(
     config,
     { store, clock, hasher: await testHasher(), instrument: declared.install },
-    silentLog,
+    logger,
   );
   let counter = 0;
   const app: FastifyInstance = built.app;

@@ -6,7 +6,6 @@ import {
   type AppShortcuts,
   bearerCall,
   createTestApp,
-  silentLog,
   type TestApp,
   testConfig,
   testHasher,
@@ -32,11 +31,12 @@ export async function appOnStore(
   const config = testConfig(databaseUrl, env);
   const clock = new FakeClock();
   const declared = new DeclaredResponses();
-  const built = await buildApp(
-    config,
-    { store, clock, hasher: await testHasher(), instrument: declared.install },
-    silentLog,
-  );
+  const built = await buildApp(config, {
+    store,
+    clock,
+    hasher: await testHasher(),
+    instrument: declared.install,
+  });
   return {
     ...built,
     clock,

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, buildApp } from '../../src/app.js';
 import { NoContent, responses } from '../../src/http/schemas.js';
-import { silentLog, testConfig, testHasher } from '../helpers/app.js';
+import { testConfig, testHasher } from '../helpers/app.js';
 import { DeclaredResponses } from '../helpers/declared-responses.js';
 
 /**
@@ -17,34 +17,30 @@ describe('the declared-responses check', () => {
   beforeAll(async () => {
     check = new DeclaredResponses();
     const config = testConfig(':memory:', {});
-    built = await buildApp(
-      config,
-      {
-        hasher: await testHasher(),
-        instrument: (app) => {
-          check.install(app);
-          const schema = {
-            hide: true,
-            response: responses({ 200: Type.Object({ ok: Type.Boolean() }) }, [404]),
-          };
-          app.get('/test/declared', { schema }, async () => ({ ok: true }));
-          app.get('/test/teapot', { schema }, async (_request, reply) => reply.code(418).send());
-          app.get('/test/html', { schema }, async (_request, reply) =>
-            reply.type('text/html').send('<p>hi</p>'),
-          );
-          app.get('/test/code', { schema }, async (_request, reply) =>
-            reply.code(404).send({ error: 'no_such_code' }),
-          );
-          app.get(
-            '/test/empty',
-            { schema: { hide: true, response: { 204: NoContent('nothing') } } },
-            async (_request, reply) => reply.code(204).send(),
-          );
-          app.get('/test/undeclared', { schema: { hide: true } }, async () => ({ ok: true }));
-        },
+    built = await buildApp(config, {
+      hasher: await testHasher(),
+      instrument: (app) => {
+        check.install(app);
+        const schema = {
+          hide: true,
+          response: responses({ 200: Type.Object({ ok: Type.Boolean() }) }, [404]),
+        };
+        app.get('/test/declared', { schema }, async () => ({ ok: true }));
+        app.get('/test/teapot', { schema }, async (_request, reply) => reply.code(418).send());
+        app.get('/test/html', { schema }, async (_request, reply) =>
+          reply.type('text/html').send('<p>hi</p>'),
+        );
+        app.get('/test/code', { schema }, async (_request, reply) =>
+          reply.code(404).send({ error: 'no_such_code' }),
+        );
+        app.get(
+          '/test/empty',
+          { schema: { hide: true, response: { 204: NoContent('nothing') } } },
+          async (_request, reply) => reply.code(204).send(),
+        );
+        app.get('/test/undeclared', { schema: { hide: true } }, async () => ({ ok: true }));
       },
-      silentLog,
-    );
+    });
   });
   afterAll(() => built?.close());
 

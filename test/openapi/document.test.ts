@@ -2,7 +2,7 @@ import type { RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, buildApp } from '../../src/app.js';
 import { ERROR_STATUS } from '../../src/http/errors.js';
-import { silentLog, testConfig, testHasher } from '../helpers/app.js';
+import { testConfig, testHasher } from '../helpers/app.js';
 
 interface Operation {
   operationId?: string;
@@ -41,14 +41,10 @@ describe('the OpenAPI document', () => {
   const routes: RouteOptions[] = [];
 
   beforeAll(async () => {
-    built = await buildApp(
-      testConfig(':memory:', {}),
-      {
-        hasher: await testHasher(),
-        instrument: (app) => app.addHook('onRoute', (route) => void routes.push(route)),
-      },
-      silentLog,
-    );
+    built = await buildApp(testConfig(':memory:', {}), {
+      hasher: await testHasher(),
+      instrument: (app) => app.addHook('onRoute', (route) => void routes.push(route)),
+    });
     const res = await built.app.inject({ method: 'GET', url: '/v1/openapi.json' });
     expect(res.statusCode).toBe(200);
     doc = res.json() as Document;

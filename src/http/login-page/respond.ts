@@ -157,7 +157,7 @@ export function sendFailurePage(
   try {
     error = toDomainError(thrown);
   } catch {
-    request.log.error({ err: thrown, reqId: request.id }, 'unhandled error');
+    request.log.error({ err: thrown }, 'unhandled error');
     request.errorCode = 'internal_error';
     const page = messagePage({ title: 'Something went wrong', message: 'Try again later.' });
     return sendPage(reply, 500, page);
