@@ -28,7 +28,14 @@ const program = new Command()
   .configureOutput(json ? { writeErr: () => undefined } : {})
   .showHelpAfterError(!json);
 
-program.command('serve').description('run the HTTP service (migrates first)');
+program
+  .command('serve')
+  .description('run the HTTP service (migrates first)')
+  .action(async () => {
+    // Imported on use: the other commands never load the HTTP adapter.
+    const { serve } = await import('../serve.js');
+    await serve();
+  });
 
 program
   .command('migrate')

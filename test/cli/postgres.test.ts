@@ -94,22 +94,40 @@ onPostgres(`start-up against an unreachable PostgreSQL [postgres]${pgSuffix}`, (
   beforeAll(() => (box = cliSandbox()));
   afterAll(() => box?.remove());
 
-  it.each(['serve', 'migrate'])(
-    'tessera %s names host, port and cause in one line, without the password',
-    async (command) => {
-      const port = await closedPort();
-      const result = await runCli([command], {
-        ...box.env,
-        SERVICE_DATABASE_URL: `postgres://tessera:s3cret-pw@127.0.0.1:${port}/tessera`,
-        SERVICE_HOST: '127.0.0.1',
-        SERVICE_PORT: '0',
-        SERVICE_LOG_LEVEL: 'info',
-      });
-      expect(result.code).toBe(1);
-      expect(result.stderr).toBe(
-        `tessera: unavailable: cannot reach PostgreSQL at 127.0.0.1:${port}: connection refused\n`,
-      );
-      expect(result.stdout + result.stderr).not.toContain('s3cret-pw');
-    },
-  );
+  const unreachable = async () => {
+    const port = await closedPort();
+    const env = {
+      ...box.env,
+      SERVICE_DATABASE_URL: `postgres://tessera:s3cret-pw@127.0.0.1:${port}/tessera`,
+      SERVICE_HOST: '127.0.0.1',
+      SERVICE_PORT: '0',
+      SERVICE_LOG_LEVEL: 'info',
+    };
+    return { env, cause: `cannot reach PostgreSQL at 127.0.0.1:${port}: connection refused` };
+  };
+
+  it('tessera migrate names host, port and cause in one line, without the password', async () => {
+    const { env, cause } = await unreachable();
+    const result = await runCli(['migrate'], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`tessera: unavailable: ${cause}\n`);
+    expect(result.stdout + result.stderr).not.toContain('s3cret-pw');
+  });
+
+  // The server's output is its JSON log: the cause is the fatal line's error message.
+  it('tessera serve names host, port and cause in its fatal log line, without the password', async () => {
+    const { env, cause } = await unreachable();
+    const result = await runCli(['serve'], env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('');
+    const fatal = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message: string } })
+      .find((line) => line.level === 60);
+    expect(fatal?.msg).toBe('start-up failed');
+    // pino's error serializer appends the causes' messages (here the socket's) after it.
+    expect(fatal?.err?.message.startsWith(cause)).toBe(true);
+    expect(result.stdout + result.stderr).not.toContain('s3cret-pw');
+  });
 });
