@@ -4,6 +4,7 @@ import { AuditLog } from './domain/audit/audit-log.js';
 import { createArgon2Hasher, type PasswordHasher } from './domain/passwords/password-hasher.js';
 import type { AppDeps } from './http/deps.js';
 import { buildServer } from './http/server.js';
+import { createPasswordPolicy } from './password-checks/password-checks.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { resolvePepper } from './pepper.js';
 import { openStorage } from './storage/open.js';
@@ -55,6 +56,7 @@ export async function buildServices(
       store,
       clock,
       hasher,
+      passwordPolicy: createPasswordPolicy(config.passwordMinScore),
       audit,
       sessionTtlMs: config.sessionTtlMs,
       usernameRule: config.rateLimits.loginUsername,

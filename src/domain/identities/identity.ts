@@ -58,19 +58,6 @@ export function requireUsername(raw: string): string {
   return username;
 }
 
-export const PASSWORD_MIN = 8;
-export const PASSWORD_MAX = 256;
-
-/** NIST SP 800-63B: length only, counted in code points, no composition rules. */
-export function requirePasswordPolicy(password: string): void {
-  const length = [...password].length;
-  if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
-    throw validationError(
-      `password must be between ${PASSWORD_MIN} and ${PASSWORD_MAX} characters long`,
-    );
-  }
-}
-
 export function requireDisplayName(raw: string): string {
   const name = raw.trim();
   const length = [...name].length;
