@@ -71,8 +71,8 @@ describe('password policy', () => {
   });
 
   it('takes names from an email-like username and from a non-Latin display name', async () => {
-    const names = { username: 'jörg@example.org', displayName: 'Ёжик Туманов' };
-    expect(await refusal('jörg-1234', names)).toBe(PASSWORD_MESSAGES.names);
+    const names = { username: 'dave@example.org', displayName: 'Ёжик Туманов' };
+    expect(await refusal('Dave-1234!', names)).toBe(PASSWORD_MESSAGES.names);
     expect(await refusal('ТУМАНОВ2024', names)).toBe(PASSWORD_MESSAGES.names);
   });
 
