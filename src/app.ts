@@ -6,6 +6,7 @@ import { AuditLog } from './domain/audit/audit-log.js';
 import type { PasswordHasher } from './domain/passwords/password-hasher.js';
 import type { AppDeps } from './http/deps.js';
 import type { ServerOptions } from './http/server.js';
+import { createPasswordPolicy } from './password-checks/password-checks.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { createLogger, OUTAGE_MESSAGES, type ServiceLog } from './log.js';
 import { resolvePepper } from './pepper.js';
@@ -60,6 +61,7 @@ export async function buildServices(
       store,
       clock,
       hasher,
+      passwordPolicy: createPasswordPolicy(config.passwordMinScore),
       audit,
       sessionTtlMs: config.sessionTtlMs,
       usernameRule: config.rateLimits.loginUsername,

@@ -13,6 +13,7 @@ export interface Config {
   passwordPepper: string | null;
   argon2: { memoryKib: number; iterations: number; parallelism: number };
   hashConcurrency: number;
+  passwordMinScore: number;
   sessionTtlMs: number;
   sessionCorsOrigins: string[];
   cookieDomain: string | null;
@@ -56,6 +57,9 @@ export const DEFAULTS = {
   // argon2 (parallelism 1) keeps one core busy per hash: more hashes at once than cores only
   // add 19 MiB each and context switches. Four at most, the size of libuv's threadpool.
   SERVICE_HASH_CONCURRENCY: String(Math.min(4, availableParallelism())),
+  // zxcvbn 2 refuses decorated common passwords ("password2024") yet a random 8 characters
+  // pass; 3 would refuse those. docs/password-policy.md has the figures.
+  SERVICE_PASSWORD_MIN_SCORE: '2',
   SERVICE_SESSION_TTL_HOURS: '72',
   SERVICE_FLOW_TTL_MINUTES: '15',
   SERVICE_FLOW_MAX_ATTEMPTS: '5',
@@ -192,6 +196,7 @@ export function loadConfig(env: Env = process.env): Config {
     passwordPepper: optional(env, 'SERVICE_PASSWORD_PEPPER'),
     argon2,
     hashConcurrency: number(env, 'SERVICE_HASH_CONCURRENCY', { min: 1, integer: true }),
+    passwordMinScore: number(env, 'SERVICE_PASSWORD_MIN_SCORE', { min: 0, max: 4, integer: true }),
     sessionTtlMs: Math.round(ttlHours * 3_600_000),
     sessionCorsOrigins: originList(env, 'SERVICE_SESSION_CORS_ORIGINS'),
     cookieDomain: optional(env, 'SERVICE_COOKIE_DOMAIN'),

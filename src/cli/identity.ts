@@ -4,7 +4,7 @@ import {
   resolveIdentity,
   setIdentityState,
 } from '../domain/identities/identity-service.js';
-import { requirePasswordPolicy, toIdentity } from '../domain/identities/identity.js';
+import { toIdentity } from '../domain/identities/identity.js';
 import { listIdentities, parseIdentityListQuery } from '../domain/identities/list-identities.js';
 import { setPassword } from '../domain/passwords/set-password.js';
 import { cliActor, withServices } from './context.js';
@@ -87,7 +87,6 @@ export function identityCommands(program: Command): void {
         options: { passwordStdin?: boolean; keepSessions?: boolean; json?: boolean },
       ) => {
         const password = await readPasswordFromStdin(options.passwordStdin);
-        requirePasswordPolicy(password); // refuse bad input before opening the database
         const changed = await withServices(async (deps) => {
           const target = await resolveIdentity(deps.store, idOrUsername);
           return setPassword(deps, cliActor(), target.id, password, {

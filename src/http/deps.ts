@@ -1,5 +1,6 @@
 import type { AuditLog } from '../domain/audit/audit-log.js';
 import type { PasswordHasher } from '../domain/passwords/password-hasher.js';
+import type { PasswordPolicy } from '../domain/password-policy/policy.js';
 import type { StoreHandle } from '../storage/store.js';
 import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config.js';
@@ -11,6 +12,7 @@ export interface AppDeps {
   store: StoreHandle;
   clock: Clock;
   hasher: PasswordHasher;
+  passwordPolicy: PasswordPolicy;
   audit: AuditLog;
   sessionTtlMs: number;
   usernameRule: RateLimitRule;

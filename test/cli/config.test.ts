@@ -27,6 +27,7 @@ describe('tessera configuration', () => {
       ['SERVICE_RATE_LIMIT_LOGIN_USERNAME', 'ten per minute'],
       ['SERVICE_PUBLIC_URL', 'ftp://example.org'],
       ['SERVICE_SHUTDOWN_TIMEOUT_MS', '-1'],
+      ['SERVICE_PASSWORD_MIN_SCORE', '5'],
     ])('%s=%s exits non-zero with one line naming the variable', async (name, value) => {
       const result = await runCli(['svc', 'list'], { ...box.env, [name]: value });
       expect(result.code).not.toBe(0);

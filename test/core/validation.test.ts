@@ -71,7 +71,8 @@ describeEachDatabase('input validation', (kind) => {
     });
 
     it('accepts 8 and 256 characters, counted in code points', async () => {
-      for (const password of ['x'.repeat(8), 'x'.repeat(256), '🔑'.repeat(8)]) {
+      // Not one repeated character: the password policy refuses those as too easy to guess.
+      for (const password of ['zq8vbt3w', 'kiwi-lantern-93 '.repeat(16), '🔑🐢🌵🎲🧭🪁🍋🦉']) {
         expect((await register({ username: uniqueName(), password })).statusCode).toBe(201);
       }
     });

@@ -4,6 +4,7 @@ import { UniqueViolation } from '../unique-violation.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { DomainError, notFound } from '../errors.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
+import { type PasswordPolicy, requirePasswordPolicy } from '../password-policy/policy.js';
 import type { SessionDeps } from '../sessions/session-service.js';
 import type { MintedSession } from '../sessions/session.js';
 import { completeSignIn } from '../sign-in/complete-sign-in.js';
@@ -17,7 +18,6 @@ import {
   requireAvatarUrl,
   requireDisplayName,
   requireIdentityId,
-  requirePasswordPolicy,
   requireUsername,
   toIdentity,
 } from './identity.js';
@@ -28,6 +28,7 @@ export interface IdentityDeps extends SessionDeps {
   clock: Clock;
   audit: AuditLog;
   hasher: PasswordHasher;
+  passwordPolicy: PasswordPolicy;
 }
 
 export interface Registration {
@@ -40,9 +41,9 @@ export interface Registration {
 /** Validates and hashes outside any transaction: argon2 must never hold a database lock. */
 async function prepareIdentity(deps: IdentityDeps, input: Registration): Promise<IdentityRecord> {
   const username = requireUsername(input.username);
-  requirePasswordPolicy(input.password);
   const displayName = requireDisplayName(input.display_name ?? username);
   const avatarUrl = requireAvatarUrl(input.avatar_url ?? null);
+  await requirePasswordPolicy(deps.passwordPolicy, input.password, { username, displayName });
   const passwordHash = await deps.hasher.hash(input.password);
   const now = deps.clock.now();
   return {

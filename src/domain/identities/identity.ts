@@ -63,25 +63,6 @@ export function requireUsername(raw: string, field = 'username'): string {
   return username;
 }
 
-export const PASSWORD_MIN = 8;
-export const PASSWORD_MAX = 256;
-
-/**
- * NIST SP 800-63B: length only, counted in code points, no composition rules. The text
- * must have a UTF-8 form (the hash is taken over it) and no NUL, which C-string based
- * verifiers cut at, should the hashes ever be exported. Checked when a password is set,
- * never when one is verified: an old password is compared, not stored.
- */
-export function requirePasswordPolicy(password: string): void {
-  const length = [...password].length;
-  if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
-    throw validationError(
-      `password must be between ${PASSWORD_MIN} and ${PASSWORD_MAX} characters long`,
-    );
-  }
-  requireText('password', password, 'opaque');
-}
-
 /** Trimmed first, so surrounding whitespace (tabs and newlines too) is dropped, not refused. */
 export function requireDisplayName(raw: string, field = 'display_name'): string {
   const name = requireText(field, raw.trim(), 'line');

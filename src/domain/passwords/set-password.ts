@@ -2,7 +2,8 @@ import type { Clock } from '../../lib/clock.js';
 import { isUuid } from '../../lib/ids.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { notFound } from '../errors.js';
-import { type Identity, requirePasswordPolicy, toIdentity } from '../identities/identity.js';
+import { type Identity, toIdentity } from '../identities/identity.js';
+import { type PasswordPolicy, requirePasswordPolicy } from '../password-policy/policy.js';
 import type { Store } from '../store.js';
 import type { PasswordHasher } from './password-hasher.js';
 
@@ -11,6 +12,7 @@ export interface SetPasswordDeps {
   clock: Clock;
   audit: AuditLog;
   hasher: PasswordHasher;
+  passwordPolicy: PasswordPolicy;
 }
 
 export interface PasswordChange {
@@ -31,8 +33,13 @@ export async function setPassword(
   password: string,
   { revokeSessions = true }: { revokeSessions?: boolean } = {},
 ): Promise<PasswordChange> {
-  requirePasswordPolicy(password);
   if (!isUuid(identityId)) throw notFound();
+  const current = await deps.store.findIdentityById(identityId);
+  if (!current) throw notFound();
+  await requirePasswordPolicy(deps.passwordPolicy, password, {
+    username: current.username,
+    displayName: current.display_name,
+  });
   // Hashed before the transaction: argon2 must never hold a database lock.
   const passwordHash = await deps.hasher.hash(password);
   return deps.store.transaction(async (tx) => {
