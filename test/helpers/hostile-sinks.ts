@@ -126,7 +126,7 @@ export const IDENTITY_SINKS: Sink[] = [
   },
   {
     name: 'POST /v1/register password (read back by signing in)',
-    wrap: (value) => `password-${value}`,
+    wrap: (value) => `kiwi-lantern-93 ${value}`,
     limits: [
       ['256 emoji (code points)', '\u{1f511}'.repeat(256)],
       ['257 emoji', '\u{1f511}'.repeat(257)],

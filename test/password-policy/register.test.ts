@@ -72,7 +72,7 @@ describe('password policy in the CLI', () => {
       'password123\n',
     );
     expect(result).toMatchObject({
-      code: 1,
+      code: 2,
       stderr: `tessera: validation_error: ${PASSWORD_MESSAGES.common}\n`,
     });
   });
