@@ -58,6 +58,7 @@ const acceptAll: PasswordHasher = {
   hash: async () => 'not-a-hash',
   verify: async () => true,
   verifyDummy: async () => false,
+  foreignScheme: () => null,
 };
 const config = loadConfig(serviceEnv(file, dir));
 const { app, deps, close } = await buildApp(config, { hasher: acceptAll });

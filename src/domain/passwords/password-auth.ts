@@ -6,6 +6,7 @@ import { type IdentityRecord, parseUsername } from '../identities/identity.js';
 import { consumeRateLimit } from '../rate-limit/rate-limiter.js';
 import { mintSession } from '../sessions/session-service.js';
 import type { MintedSession } from '../sessions/session.js';
+import { replaceImportedHash } from './rehash.js';
 
 export interface PasswordAuthDeps extends IdentityDeps {
   usernameRule: RateLimitRule;
@@ -33,6 +34,7 @@ export async function checkPassword(
     : await deps.hasher.verifyDummy(password);
   if (!identity || !ok) throw new DomainError('invalid_credentials');
   if (identity.state !== 'active') throw new DomainError('identity_disabled');
+  await replaceImportedHash(deps, identity, password); // issue 14: imported hashes
   return identity;
 }
 
