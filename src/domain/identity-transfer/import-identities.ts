@@ -112,6 +112,8 @@ async function prepare(deps: ImportDeps, lines: ImportLine[]): Promise<Prepared[
   const now = deps.clock.now();
   return Promise.all(
     lines.map(async (line) => {
+      // Before the first await, so new ids (time-ordered) follow the order of the file.
+      const id = line.id ?? newId();
       const { password } = line;
       const hash =
         password.kind === 'hash'
@@ -119,7 +121,6 @@ async function prepare(deps: ImportDeps, lines: ImportLine[]): Promise<Prepared[
           : password.kind === 'plaintext'
             ? await deps.hasher.hash(password.password)
             : null;
-      const id = line.id ?? newId();
       return {
         line,
         identity: {
