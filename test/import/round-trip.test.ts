@@ -124,9 +124,12 @@ describeEachDatabase('export from SQLite, import into a fresh database', (kind) 
 
   it('the target exports what the source did: ids, times, links, states (hashes aside)', async () => {
     const again = await runCli(['identity', 'export'], targetEnv);
-    const before = parseLines(exported).map(
-      ({ password_hash, password_hash_peppered, ...rest }) => rest,
-    );
+    const before = parseLines(exported).map((line) => {
+      const copy: Partial<ExportLine> = { ...line };
+      delete copy.password_hash;
+      delete copy.password_hash_peppered;
+      return copy;
+    });
     expect(parseLines(again.stdout)).toEqual(before);
   });
 
