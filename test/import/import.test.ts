@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { AuditEntry } from '../../src/domain/audit/audit.js';
+import { importIdentities } from '../../src/domain/identity-transfer/import-identities.js';
 import { IMPORTED_PREFIX } from '../../src/lib/password-hashes/formats.js';
+import { hashTransfer } from '../../src/lib/password-hashes/transfer.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliSandbox, type CliSandbox, runCli } from '../helpers/cli.js';
-import { auditEntries, createIdentity, expectError, PASSWORD } from '../helpers/core.js';
+import { auditEntries, createIdentity, expectError, PASSWORD, testActor } from '../helpers/core.js';
+import { startFlow, submit } from '../flows/helpers.js';
 import { createTestDatabase, describeEachDatabase } from '../helpers/databases.js';
 import { FIXTURE_FORMATS } from '../helpers/hash-fixtures.js';
 import { cliEnvFor, importFile, jsonLines } from '../helpers/transfer.js';
@@ -147,9 +150,28 @@ describeEachDatabase('tessera identity import', (kind) => {
     );
   });
 
+  it('the login page signs an imported user in too, and rehashes the same way', async () => {
+    async function* line() {
+      yield JSON.stringify({
+        username: 'via-flow',
+        password_hash: await FIXTURE_FORMATS.django_scrypt!(passwordOf('via-flow')),
+      });
+    }
+    await importIdentities({ ...t.deps, transfer: hashTransfer }, testActor, line());
+    expect(await stored('via-flow')).toMatch(/^imported:scrypt\$/);
+    const flow = await startFlow(t);
+    const res = await submit(t, flow.id, {
+      username: 'via-flow',
+      password: passwordOf('via-flow'),
+      csrf_token: flow.csrf_token,
+    });
+    expect(res.statusCode).toBe(200);
+    expect(await stored('via-flow')).toMatch(/^\$argon2id\$/);
+  });
+
   it('audits each rehash as a credential change, naming the scheme it replaced', async () => {
     const rehashes = (await auditEntries(t)).filter((entry) => entry.action === 'password_rehash');
-    expect(rehashes).toHaveLength(mixed.length);
+    expect(rehashes).toHaveLength(mixed.length + 1);
     const scryptUser = (await t.deps.store.findIdentityByUsername('passlib-scrypt'))!;
     expect(rehashes.find((row: AuditEntry) => row.target_identity === scryptUser.id)).toMatchObject(
       {
