@@ -62,6 +62,7 @@ const acceptAll: PasswordHasher = {
   hash: async () => 'not-a-hash',
   verify: async () => true,
   verifyDummy: async () => false,
+  foreignScheme: () => null,
 };
 const accessLog = values['access-log']
   ? { SERVICE_ACCESS_LOG: 'on', SERVICE_LOG_LEVEL: 'info' }

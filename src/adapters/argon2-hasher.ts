@@ -2,6 +2,7 @@ import { hash, verify } from '@node-rs/argon2';
 import type { PasswordHasher } from '../domain/passwords/password-hasher.js';
 import { createLimiter } from '../lib/limiter.js';
 import { randomSecret } from '../lib/tokens.js';
+import { withImportedHashes } from '../lib/password-hashes/hasher.js';
 
 export interface Argon2Options {
   memoryKib: number;
@@ -12,7 +13,10 @@ export interface Argon2Options {
   concurrency: number;
 }
 
-/** argon2id with the pepper as argon2's `secret` input (RFC 9106 "K"). */
+/**
+ * argon2id with the pepper as argon2's `secret` input (RFC 9106 "K"); also verifies the
+ * hashes `identity import` brought in (lib/password-hashes/), which sign-in then replaces.
+ */
 export async function createArgon2Hasher(options: Argon2Options): Promise<PasswordHasher> {
   const argonOptions = {
     algorithm: 2 /* Algorithm.Argon2id: a const enum, inlined for isolated builds */,
@@ -32,12 +36,13 @@ export async function createArgon2Hasher(options: Argon2Options): Promise<Passwo
     }
   }
 
-  return {
-    hash: (password) => limit(() => hash(password, argonOptions)),
+  const own = {
+    hash: (password: string) => limit(() => hash(password, argonOptions)),
     verify: verifyHash,
-    async verifyDummy(password) {
+    async verifyDummy(password: string): Promise<false> {
       await verifyHash(dummyHash, password);
       return false;
     },
   };
+  return withImportedHashes(own, options.concurrency);
 }

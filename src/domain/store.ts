@@ -1,5 +1,6 @@
 import type { AuditStore } from './audit/audit.js';
 import type { IdentityStore } from './identities/identity-store.js';
+import type { TransferStore } from './identity-transfer/transfer-store.js';
 import type { LinkStore } from './links/link-store.js';
 import type { FlowStore } from './login-flows/flow-store.js';
 import type { RateLimitStore } from './rate-limit/rate-limit-store.js';
@@ -18,7 +19,8 @@ export interface Store
     AuditStore,
     RateLimitStore,
     FlowStore,
-    LinkStore {
+    LinkStore,
+    TransferStore {
   /**
    * Runs `work` in one database transaction: everything it writes commits, or none of it.
    * Inside a transaction, calling this again joins the open one.

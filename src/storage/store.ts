@@ -7,6 +7,7 @@ import { linkQueries } from './queries/links.js';
 import { rateLimitQueries } from './queries/rate-limits.js';
 import { serviceTokenQueries } from './queries/service-tokens.js';
 import { sessionQueries } from './queries/sessions.js';
+import { transferQueries } from './queries/transfer.js';
 import type { Database } from './schema.js';
 
 export type { Store };
@@ -35,7 +36,12 @@ export function createStore(db: Kysely<Database>, inTransaction = false): Store 
   // Object.assign is typed for up to four sources, so the parts go in two steps (onto
   // fresh objects of their own): a method no part provides stays a type error.
   const store: Store = Object.assign(
-    Object.assign(identityQueries(db), sessionQueries(db), serviceTokenQueries(db)),
+    Object.assign(
+      identityQueries(db),
+      sessionQueries(db),
+      serviceTokenQueries(db),
+      transferQueries(db),
+    ),
     Object.assign(auditQueries(db), rateLimitQueries(db), flowQueries(db), linkQueries(db)),
     transactional,
   );

@@ -31,6 +31,11 @@ export interface IdentityStore {
     passwordHash: string,
     updatedAt: number,
   ): Promise<IdentityRecord | undefined>;
+  /**
+   * Swaps the hash only while it is still `expected` (a password set meanwhile wins);
+   * `updated_at` stays: the password is the same. Returns whether it swapped.
+   */
+  replacePasswordHash(id: string, expected: string, next: string): Promise<boolean>;
   /** Newest first (created_at, then id); never loads password hashes. */
   listIdentities(query: IdentityListQuery): Promise<IdentitySummary[]>;
 }

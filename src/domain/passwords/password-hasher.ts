@@ -8,4 +8,9 @@ export interface PasswordHasher {
    * username takes as long as a wrong password. Always false.
    */
   verifyDummy(password: string): Promise<false>;
+  /**
+   * The scheme of a stored hash that Tessera did not write (an imported one), or null for
+   * its own. Non-null after a successful `verify` means: store a fresh `hash` instead.
+   */
+  foreignScheme(passwordHash: string): string | null;
 }

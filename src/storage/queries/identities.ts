@@ -51,6 +51,15 @@ export function identityQueries(db: Kysely<Database>): IdentityStore {
         .returningAll()
         .executeTakeFirst();
     },
+    async replacePasswordHash(id, expected, next) {
+      const result = await db
+        .updateTable('identities')
+        .set({ password_hash: next })
+        .where('id', '=', id)
+        .where('password_hash', '=', expected)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
     listIdentities({ state, limit }) {
       let query = db.selectFrom('identities').select(SUMMARY_COLUMNS);
       if (state !== undefined) query = query.where('state', '=', state);

@@ -1,0 +1,134 @@
+import { open } from 'node:fs/promises';
+import { once } from 'node:events';
+import type { Command } from 'commander';
+import { validationError } from '../domain/errors.js';
+import {
+  auditExport,
+  exportIdentities,
+  parseExportOptions,
+} from '../domain/identity-transfer/export-identities.js';
+import {
+  type ImportRefusal,
+  type ImportSummary,
+  importIdentities,
+} from '../domain/identity-transfer/import-identities.js';
+import { hashTransfer } from '../lib/password-hashes/transfer.js';
+import { cliActor, withServices } from './context.js';
+import { EXIT_FAILED, EXIT_INVALID } from './failure.js';
+import { utf8Lines } from './lines.js';
+import { printJson } from './output.js';
+import { progressBar } from './progress.js';
+
+/** The file's bytes; opened before the database, so a wrong path costs nothing. */
+async function openSource(file: string): Promise<AsyncIterable<Buffer>> {
+  if (file === '-') return process.stdin;
+  try {
+    const handle = await open(file, 'r');
+    return handle.createReadStream();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw validationError(`cannot read ${file} (${code})`);
+  }
+}
+
+function reportRefusal(refusal: ImportRefusal, json: boolean | undefined): void {
+  const message = `${refusal.count} bad line(s); nothing was imported`;
+  process.exitCode = EXIT_INVALID;
+  if (json) {
+    return printJson({
+      error: 'validation_error',
+      message,
+      bad_lines: refusal.bad_lines,
+      bad_line_count: refusal.count,
+    });
+  }
+  for (const bad of refusal.bad_lines)
+    process.stderr.write(`tessera: line ${bad.line}: ${bad.message}\n`);
+  if (refusal.count > refusal.bad_lines.length) {
+    process.stderr.write(`tessera: … and ${refusal.count - refusal.bad_lines.length} more\n`);
+  }
+  process.stderr.write(`tessera: validation_error: ${message}\n`);
+}
+
+function reportSummary(summary: ImportSummary, elapsedMs: number, json: boolean | undefined) {
+  const failed = summary.failed.length;
+  const message = `${failed} line(s) were not imported: an id or link was taken while importing`;
+  if (failed > 0) process.exitCode = EXIT_FAILED;
+  if (json) {
+    const failure = failed > 0 ? { error: 'validation_error', message } : {};
+    return printJson({ ...failure, ...summary, elapsed_ms: elapsedMs });
+  }
+  const passwords = Object.entries(summary.passwords)
+    .map(([kind, count]) => `${kind} ${count}`)
+    .join(', ');
+  console.log(`imported ${summary.imported} identities, skipped ${summary.skipped} that exist`);
+  if (passwords) console.log(`passwords: ${passwords}`);
+  for (const bad of summary.failed)
+    process.stderr.write(`tessera: line ${bad.line}: ${bad.message}\n`);
+  if (failed > 0) process.stderr.write(`tessera: validation_error: ${message}\n`);
+}
+
+/**
+ * Lines to standard output, waiting while the pipe is full (100,000 identities never sit
+ * in memory). A reader that goes away (`| head`) ends the export instead of crashing it.
+ */
+function stdoutLines() {
+  let closed: Error | undefined;
+  process.stdout.on('error', (error) => (closed ??= error));
+  return {
+    async write(text: string): Promise<boolean> {
+      if (closed) return false;
+      if (!process.stdout.write(`${text}\n`)) {
+        await once(process.stdout, 'drain').catch(() => undefined);
+      }
+      return !closed;
+    },
+  };
+}
+
+export function transferCommands(identity: Command): void {
+  identity
+    .command('import <file>')
+    .description('import identities from a JSON-lines file (- for standard input)')
+    .option('--json', 'print one JSON document')
+    .action(async (file: string, options: { json?: boolean }) => {
+      const source = await openSource(file);
+      const started = Date.now();
+      const progress = progressBar(process.stderr, 'importing');
+      const outcome = await withServices((deps) =>
+        importIdentities(
+          { ...deps, transfer: hashTransfer },
+          cliActor(),
+          utf8Lines(source),
+          (done, total) => progress.update(done, total),
+        ),
+      ).finally(() => progress.end());
+      if ('refused' in outcome) return reportRefusal(outcome.refused, options.json);
+      reportSummary(outcome.summary, Date.now() - started, options.json);
+    });
+
+  identity
+    .command('export')
+    .description('write every identity to standard output as JSON lines, the import format')
+    .option('--include-password-hashes', 'include the password hashes')
+    .option('--state <state>', 'only identities in this state: active or disabled')
+    .action(async (raw: { includePasswordHashes?: boolean; state?: string }) => {
+      const options = parseExportOptions(raw);
+      const out = stdoutLines();
+      const { written, complete } = await withServices(async (deps) => {
+        await auditExport(deps, cliActor(), options);
+        let count = 0;
+        for await (const line of exportIdentities({ ...deps, transfer: hashTransfer }, options)) {
+          if (!(await out.write(JSON.stringify(line)))) return { written: count, complete: false };
+          count += 1;
+        }
+        return { written: count, complete: true };
+      });
+      if (!complete) {
+        process.exitCode = EXIT_FAILED;
+        process.stderr.write(`tessera: standard output closed after ${written} identities\n`);
+      } else if (process.stderr.isTTY) {
+        process.stderr.write(`tessera: exported ${written} identities\n`);
+      }
+    });
+}
