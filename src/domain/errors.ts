@@ -1,4 +1,4 @@
-/** The stable error codes of SPEC.md section 7; HTTP maps each to one status in http/errors.ts. */
+/** The stable error codes of docs/errors.md; HTTP maps each to one status in http/errors.ts. */
 export type ErrorCode =
   | 'invalid_service_token'
   | 'missing_service_token'

@@ -7,7 +7,7 @@ import { validationError } from './errors.js';
  * - `opaque`: any well-formed Unicode except NUL. An unpaired UTF-16 surrogate has no
  *   UTF-8 form: the drivers would store U+FFFD (SQLite one per byte of its CESU-8 form,
  *   PostgreSQL one per surrogate) while the answer echoed the input. PostgreSQL `text`
- *   cannot hold U+0000 at all. For provider and subject (opaque by SPEC) and passwords.
+ *   cannot hold U+0000 at all. For provider and subject (opaque, docs/api.md 2.2) and passwords.
  * - `line`: `opaque`, and one line of display text: no control character (C0, DEL, C1),
  *   no line or paragraph separator, and no bidirectional embedding, override or isolate
  *   control, whose effect runs past the end of the field into whatever text a log line,

@@ -9,7 +9,7 @@ export interface CookieSettings {
 }
 
 /**
- * SPEC 4.9: HttpOnly (no script reads it), Secure (never over plain HTTP; browsers treat
+ * docs/api.md section 4: HttpOnly (no script reads it), Secure (never over plain HTTP; browsers treat
  * localhost as secure, so local development still works), SameSite=Lax (not sent on
  * cross-site subrequests), Path=/. Host-only unless SERVICE_COOKIE_DOMAIN widens it.
  */

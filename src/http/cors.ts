@@ -7,7 +7,7 @@ import { NoContent, responses } from './schemas.js';
 import { browserSessionRoutes } from './routes/browser-session.js';
 import { loginFlowRoutes } from './routes/login-flows.js';
 
-/** API-DECISIONS 2: the browser endpoints by zone, as route URLs; a flow takes every method's. */
+/** docs/browser-sign-in.md: the browser endpoints by zone, as route URLs; a flow takes every method's. */
 const ZONE_ROUTES = {
   session: ['/v1/whoami', '/v1/logout'],
   credentials: [
@@ -48,7 +48,7 @@ function corsZone(origins: readonly string[]): onRequestHookHandler {
 }
 
 /**
- * The browser endpoints with their two CORS zones (API-DECISIONS 2), registered as one
+ * The browser endpoints with their two CORS zones (docs/browser-sign-in.md), registered as one
  * encapsulated plugin. Each zone route, and its OPTIONS route, gets its zone's hook; the
  * other browser routes and every service endpoint carry no CORS header, and a preflight
  * for them finds no OPTIONS route and answers 404: there is no such resource for a browser.

@@ -3,7 +3,7 @@ import { DomainError, type ErrorCode } from '../domain/errors.js';
 import { OUTAGE_MESSAGES } from '../log.js';
 import { StorageTimeout, StorageUnavailable } from '../storage/errors.js';
 
-/** The single error-code -> HTTP status table (SPEC.md section 7). */
+/** The single error-code -> HTTP status table (docs/errors.md). */
 export const ERROR_STATUS: Record<ErrorCode, number> = {
   invalid_service_token: 401,
   missing_service_token: 401,

@@ -33,7 +33,7 @@ export function loginUiOrigin(config: Config): string | null {
   return config.loginUiUrl ? originOf(config.loginUiUrl) : null;
 }
 
-/** API-DECISIONS 2, CORS zones: who may read browser-endpoint responses cross-origin. */
+/** docs/browser-sign-in.md, CORS zones: who may read browser-endpoint responses cross-origin. */
 export function corsZoneOrigins(config: Config): { session: string[]; credentials: string[] } {
   const ui = loginUiOrigin(config);
   return {

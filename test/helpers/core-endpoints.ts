@@ -30,7 +30,7 @@ export interface CoreEndpoint {
   request(t: TestApp): Promise<CoreRequest>;
 }
 
-/** The core endpoints of SPEC.md 5.2 and API-DECISIONS 2 with the grant each requires. */
+/** The core endpoints of docs/api.md 2.5 and 4 with the grant each requires. */
 export const CORE_ENDPOINTS: CoreEndpoint[] = [
   {
     name: 'GET /v1/identities/{id}',

@@ -14,7 +14,7 @@ export interface AnswerRules {
 }
 
 /**
- * Why an answer lies outside the error model (SPEC.md 7), or null when it is inside:
+ * Why an answer lies outside the error model (docs/errors.md), or null when it is inside:
  * a documented success, or a flat JSON `{ error, message?, retry_after? }` whose code is
  * documented and whose status is the one the table maps it to (`message` only on
  * validation_error, `retry_after` only on rate_limited), or, where allowed, the hosted

@@ -56,7 +56,7 @@ const PROFILE: Field[] = ['display_name', 'avatar_url'];
 const REGISTER: Field[] = ['username', 'password', 'display_name', 'avatar_url'];
 const LINK: Field[] = ['provider', 'subject'];
 
-/** Every route the service answers (SPEC.md 5 and the browser and operations endpoints). */
+/** Every route the service answers (docs/api.md 3 and the browser and operations endpoints). */
 export const ROUTES: Route[] = [
   { method: 'GET', path: '/healthz' },
   { method: 'GET', path: '/readyz' },
@@ -401,7 +401,7 @@ const FORM_TYPES =
 
 /**
  * A form post to a flow's password route: whatever goes wrong, a browser gets the hosted
- * page, never a JSON document (API-DECISIONS 2).
+ * page, never a JSON document (docs/browser-sign-in.md).
  */
 export function mustAnswerWithPage(request: FuzzRequest): boolean {
   const match = /^\/v1\/flows\/([^/?]+)\/password(\?|$)/.exec(request.url);

@@ -19,7 +19,7 @@ export interface IdentityRecord {
 /** An identity as listed: everything but the password hash. */
 export type IdentitySummary = Omit<IdentityRecord, 'password_hash'>;
 
-/** The public Identity object of SPEC.md 2.1; never carries the password hash. */
+/** The public Identity object of docs/api.md 2.1; never carries the password hash. */
 export interface Identity {
   id: string;
   username: string;

@@ -10,7 +10,7 @@ export interface LinkRecord {
   linked_at: number;
 }
 
-/** The public Link object of SPEC.md 2.2. */
+/** The public Link object of docs/api.md 2.2. */
 export interface Link {
   provider: string;
   subject: string;
@@ -38,7 +38,7 @@ export interface LinkKey {
 export const LINK_KEY_MAX_BYTES = 255;
 
 /**
- * SPEC.md 8 counts bytes of UTF-8, not characters: 85 x "€" fits, 86 do not. Opaque text
+ * docs/api.md 2.2 counts bytes of UTF-8, not characters: 85 x "€" fits, 86 do not. Opaque text
  * (domain/text.ts): a lone surrogate would be stored as U+FFFD and silently match a
  * different subject, and PostgreSQL text cannot hold U+0000.
  */

@@ -109,7 +109,7 @@ async function recordFailure(
 }
 
 /**
- * `POST /v1/flows/{id}/<method>` in SPEC 4.9's order: flow, CSRF, the method's fields, the
+ * `POST /v1/flows/{id}/<method>` in docs/api.md section 4's order: flow, CSRF, the method's fields, the
  * per-address limit, then the method (its own limits, the credentials), completion and
  * session. The same for every method: none is named here. The credentials are checked
  * before the flow is touched, and completion is one conditional UPDATE: of any number of

@@ -15,7 +15,7 @@ export interface SessionRecord {
   revoked_at: number | null;
 }
 
-/** The public Session object of SPEC.md 2.3. */
+/** The public Session object of docs/api.md 2.3. */
 export interface Session {
   id: string;
   identity: Identity;

@@ -81,7 +81,7 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
     body: Static<typeof ProfileBody>;
     caller: Parameters<typeof actorOf>[0];
   }) => updateProfile(deps, actorOf(request.caller), request.params.id, request.body);
-  // SPEC.md's identities page names /profile; its grants page omits it. Both answer.
+  // The canonical path has /profile; the alias without it is kept for clients that use it. Both answer.
   app.patch<IdRoute & { Body: Static<typeof ProfileBody> }>(
     '/v1/identities/:id/profile',
     patchOptions,

@@ -13,7 +13,7 @@ import {
 } from '../schemas.js';
 import { actorOf } from '../service-auth.js';
 
-// Lengths are checked in the domain in bytes of UTF-8 (SPEC.md 8); a JSON Schema
+// Lengths are checked in the domain in bytes of UTF-8 (docs/api.md 2.2); a JSON Schema
 // maxLength would count characters and let 255 multi-byte characters through.
 const KeyPart = (what: string) =>
   Type.String({ description: `${what}: opaque, 1-255 bytes of UTF-8, matched exactly` });

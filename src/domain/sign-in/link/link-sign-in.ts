@@ -22,7 +22,7 @@ export interface LinkSignInDeps extends LinkMethodDeps, CompleteSignInDeps {
 }
 
 export interface LinkSignIn extends LinkKey {
-  /** Only read when the pair is new; until then it is not even validated (API-DECISIONS 3). */
+  /** Only read when the pair is new; until then it is not even validated (docs/api.md). */
   seed?: unknown;
 }
 

@@ -27,7 +27,7 @@ export const MISSING_CREDENTIALS = 'username and password are required';
  * one argon2 verification and end in the same `invalid_credentials`; only after a correct
  * password may the submitter learn that the identity is disabled.
  *
- * Every attempt counts against the username, successful ones too (API-DECISIONS 3). A name
+ * Every attempt counts against the username, successful ones too (docs/api.md). A name
  * that breaks the username rule matches no account, so it is not counted: that keeps
  * arbitrary attacker-chosen text (up to the body limit) out of the counter table.
  */
