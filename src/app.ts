@@ -35,6 +35,7 @@ export async function buildServices(
       databaseUrl: config.databaseUrl,
       timeoutMs: config.dbTimeoutMs,
       poolSize: config.dbPoolSize,
+      sqliteSynchronous: config.sqliteSynchronous,
       schema: overrides.schema,
       onPoolError: (error) => log.error({ err: error }, 'database connection lost'),
     });

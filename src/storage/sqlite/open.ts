@@ -17,6 +17,11 @@ export interface SqliteOptions {
   filename: string;
   /** How long a statement waits for another process's write lock before it times out. */
   busyTimeoutMs: number;
+  /**
+   * `full` syncs the WAL at every commit: a commit survives a power loss or an OS crash.
+   * `normal` syncs only at checkpoints: it survives a killed process, not a power loss.
+   */
+  synchronous: 'normal' | 'full';
 }
 
 export function openSqlite(options: SqliteOptions): StoreHandle {
@@ -26,7 +31,7 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
   // file to WAL needs the write lock.
   const raw = new BetterSqlite3(options.filename, { timeout: timeoutMs });
   raw.pragma('journal_mode = WAL');
-  raw.pragma('synchronous = NORMAL');
+  raw.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   raw.pragma('foreign_keys = ON');
   // From here on SQLite never sleeps inside a call (that would freeze the event loop):
   // a busy database fails at once and busy.ts waits on timers.
