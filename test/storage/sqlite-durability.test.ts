@@ -31,6 +31,8 @@ describe('SERVICE_SQLITE_SYNCHRONOUS [sqlite]', () => {
       await services.close();
       await db.drop();
     }
+    // Closed although no Kysely query ran (Kysely then skips its driver's destroy).
+    expect(connection.open).toBe(false);
   });
 
   describe('a bad value', () => {

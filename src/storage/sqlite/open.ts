@@ -56,7 +56,12 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
         throw translateSqliteError(error);
       }
     },
-    close: () => db.destroy(),
+    async close() {
+      await db.destroy();
+      // Kysely skips its driver's destroy when it never ran a query (a process that only
+      // used the prepared reads): the file must be closed all the same.
+      if (raw.open) raw.close();
+    },
   };
 }
 
