@@ -8,13 +8,15 @@
  *
  * Login runs with a verifier that accepts at once: it measures everything but argon2.
  * The figures include light-my-request's own overhead, so compare them with each other,
- * not with the load bench.
+ * not with the load bench. Wall time per request is printed too: it includes what is not
+ * CPU, such as the fsync of each commit under SERVICE_SQLITE_SYNCHRONOUS=full (the probe
+ * reads SERVICE_* settings from its environment).
  *
  * `--access-log` turns SERVICE_ACCESS_LOG on (at level info): its lines go to standard
  * output, so pipe the probe through `grep cpuMicrosPerRequest` for the figures.
  *
- * Usage: npm run bench:probe -- [--only whoami,verify,login,link] [--batches 30]
- *          [--without audit,service-token] [--sql] [--access-log]
+ * Usage: npm run bench:probe -- [--only whoami,verify,login,link,password,revoke]
+ *          [--batches 30] [--without audit,service-token] [--sql] [--access-log]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,7 +35,7 @@ import { seedDatabase } from './lib/seed.js';
 
 const BATCH = 1_000;
 const DISCARDED_BATCHES = 5;
-const KINDS = ['whoami', 'verify', 'login', 'link'] as const;
+const KINDS = ['whoami', 'verify', 'login', 'link', 'password', 'revoke'] as const;
 /** Returning users of the link kind, created (201) before the measurement. */
 const LINK_SUBJECTS = 1_000;
 type Kind = (typeof KINDS)[number];
@@ -52,6 +54,8 @@ const kinds = values.only
   .filter((k): k is Kind => (KINDS as readonly string[]).includes(k));
 const batches = Math.max(DISCARDED_BATCHES + 1, Number(values.batches));
 const without = new Set(values.without.split(',').filter(Boolean));
+/** Sessions of their own for the revoke kind, each revoked once, after the shared ones. */
+const revokedSessions = kinds.includes('revoke') ? batches * BATCH : 0;
 
 const sqlTime = new Map<string, { calls: number; ns: number }>();
 if (values.sql) timeEveryStatement();
@@ -71,11 +75,14 @@ const config = loadConfig({ ...serviceEnv(file, dir), ...accessLog });
 const { app, deps, close } = await buildApp(config, { hasher: acceptAll });
 try {
   await deps.store.migrate();
-  await seedDatabase(file, SMALL_SHAPE);
+  await seedDatabase(file, {
+    ...SMALL_SHAPE,
+    sessions: SMALL_SHAPE.sessions + revokedSessions,
+  });
   const { token: serviceToken } = await createServiceToken(
     deps,
     { service_name: 'cli', service_id: null },
-    { name: 'probe', grants: ['introspect', 'external_auth'] },
+    { name: 'probe', grants: ['introspect', 'external_auth', 'direct_auth', 'revoke'] },
   );
   if (without.has('audit')) deps.audit.enqueue = () => undefined;
   if (without.has('service-token')) {
@@ -99,6 +106,7 @@ try {
   }
 
   let next = 0;
+  let revoked = 0;
   const token = () => sessionToken(next++ % SMALL_SHAPE.sessions);
   const send: Record<Kind, () => Promise<void>> = {
     whoami: async () =>
@@ -140,22 +148,55 @@ try {
       );
     },
     link: async () => expectStatus(await signIn(next++ % LINK_SUBJECTS)),
+    password: async () =>
+      expectStatus(
+        await app.inject({
+          method: 'POST',
+          url: '/v1/authenticate/password',
+          headers: { authorization: `Bearer ${serviceToken}` },
+          payload: {
+            username: username(next++ % SMALL_SHAPE.identities),
+            password: BENCH_PASSWORD,
+          },
+        }),
+      ),
+    revoke: async () =>
+      expectStatus(
+        await app.inject({
+          method: 'POST',
+          url: '/v1/sessions/revoke',
+          headers: { authorization: `Bearer ${serviceToken}` },
+          payload: { token: sessionToken(SMALL_SHAPE.sessions + revoked++) },
+        }),
+        204,
+      ),
   };
 
   const samples = new Map<Kind, number[]>(kinds.map((kind) => [kind, []]));
+  const wall = new Map<Kind, number[]>(kinds.map((kind) => [kind, []]));
   for (let batch = 0; batch < batches; batch++) {
     if (batch === DISCARDED_BATCHES) sqlTime.clear();
     for (const kind of kinds) {
       const before = process.cpuUsage();
+      const started = performance.now();
       for (let i = 0; i < BATCH; i++) await send[kind]();
       const used = process.cpuUsage(before);
-      if (batch >= DISCARDED_BATCHES) samples.get(kind)!.push((used.user + used.system) / BATCH);
+      if (batch < DISCARDED_BATCHES) continue;
+      samples.get(kind)!.push((used.user + used.system) / BATCH);
+      wall.get(kind)!.push(((performance.now() - started) * 1000) / BATCH);
     }
   }
-  const medians = Object.fromEntries(
-    [...samples].map(([kind, values]) => [kind, Math.round(median(values) * 10) / 10]),
+  const medians = (of: Map<Kind, number[]>) =>
+    Object.fromEntries(
+      [...of].map(([kind, values]) => [kind, Math.round(median(values) * 10) / 10]),
+    );
+  console.log(
+    JSON.stringify({
+      cpuMicrosPerRequest: medians(samples),
+      wallMicrosPerRequest: medians(wall),
+      without: [...without],
+    }),
   );
-  console.log(JSON.stringify({ cpuMicrosPerRequest: medians, without: [...without] }));
   if (values.sql) printSqlTime((batches - DISCARDED_BATCHES) * BATCH * kinds.length);
 } finally {
   await close();

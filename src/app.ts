@@ -41,6 +41,7 @@ export async function buildServices(
       databaseUrl: config.databaseUrl,
       timeoutMs: config.dbTimeoutMs,
       poolSize: config.dbPoolSize,
+      sqliteSynchronous: config.sqliteSynchronous,
       schema: overrides.schema,
       onPoolError: (error) => log.error({ err: error }, OUTAGE_MESSAGES.connectionLost),
     });

@@ -10,6 +10,7 @@ export interface Config {
   databaseUrl: string;
   dbTimeoutMs: number;
   dbPoolSize: number;
+  sqliteSynchronous: 'normal' | 'full';
   passwordPepper: string | null;
   argon2: { memoryKib: number; iterations: number; parallelism: number };
   hashConcurrency: number;
@@ -51,6 +52,7 @@ export const DEFAULTS = {
   SERVICE_DATA_DIR: './data',
   SERVICE_DB_TIMEOUT_MS: '5000',
   SERVICE_DB_POOL_SIZE: '10',
+  SERVICE_SQLITE_SYNCHRONOUS: 'full',
   SERVICE_ARGON2_MEMORY_KIB: '19456',
   SERVICE_ARGON2_ITERATIONS: '2',
   SERVICE_ARGON2_PARALLELISM: '1',
@@ -96,6 +98,14 @@ function number(
     throw new ConfigError(name, `${integer ? 'an integer' : 'a number'} ${range}`, text);
   }
   return value;
+}
+
+function oneOf<T extends string>(env: Env, name: keyof typeof DEFAULTS, values: readonly T[]): T {
+  const text = read(env, name);
+  if (!(values as readonly string[]).includes(text)) {
+    throw new ConfigError(name, `one of ${values.join(', ')}`, text);
+  }
+  return text as T;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -193,6 +203,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     dbTimeoutMs: number(env, 'SERVICE_DB_TIMEOUT_MS', { min: 1, integer: true }),
     dbPoolSize: number(env, 'SERVICE_DB_POOL_SIZE', { min: 1, integer: true }),
+    sqliteSynchronous: oneOf(env, 'SERVICE_SQLITE_SYNCHRONOUS', ['normal', 'full'] as const),
     passwordPepper: optional(env, 'SERVICE_PASSWORD_PEPPER'),
     argon2,
     hashConcurrency: number(env, 'SERVICE_HASH_CONCURRENCY', { min: 1, integer: true }),

@@ -7,6 +7,8 @@ export interface StorageConfig {
   databaseUrl: string;
   timeoutMs: number;
   poolSize: number;
+  /** SQLite only: `full` makes every commit survive a power loss (docs/sqlite.md). */
+  sqliteSynchronous?: 'normal' | 'full';
   schema?: string;
   onPoolError?: (error: Error) => void;
 }
@@ -28,5 +30,6 @@ export function openStorage(config: StorageConfig): StoreHandle {
   return openSqlite({
     filename: config.databaseUrl.replace(/^sqlite:(\/\/)?/, ''),
     busyTimeoutMs: config.timeoutMs,
+    synchronous: config.sqliteSynchronous ?? 'full',
   });
 }

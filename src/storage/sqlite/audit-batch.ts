@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { AuditRecord } from '../../domain/audit/audit.js';
 import type { Store } from '../../domain/store.js';
+import { whenNotBusy } from './busy.js';
 import { translateSqliteError } from './errors.js';
 
 const COLUMNS = Object.keys({
@@ -30,10 +31,13 @@ function insertSql(rows: number): string {
  * built, compiled and prepared anew for every batch of up to 500 rows. Rows written inside
  * a mutation's transaction still go through that transaction's store. While one of
  * Kysely's transactions holds the connection, the batch goes through Kysely and waits.
+ * While another process holds the write lock, the batch waits on timers (busy.ts), up to
+ * `timeoutMs`, and the server keeps answering meanwhile.
  */
 export function sqliteAuditBatch(
   raw: BetterSqlite3.Database,
   fallback: Store,
+  timeoutMs: number,
 ): Pick<Store, 'insertAuditRecords'> {
   let statements: { chunk: BetterSqlite3.Statement; single: BetterSqlite3.Statement } | undefined;
   const insertAll = raw.transaction((records: AuditRecord[]) => {
@@ -52,12 +56,11 @@ export function sqliteAuditBatch(
   return {
     async insertAuditRecords(records) {
       if (records.length === 0) return;
-      if (raw.inTransaction) return fallback.insertAuditRecords(records);
-      try {
-        insertAll.immediate(records);
-      } catch (error) {
+      const attempt = () =>
+        raw.inTransaction ? fallback.insertAuditRecords(records) : insertAll.immediate(records);
+      await whenNotBusy(attempt, timeoutMs).catch((error: unknown) => {
         throw translateSqliteError(error);
-      }
+      });
     },
   };
 }

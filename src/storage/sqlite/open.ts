@@ -1,12 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import { migrations } from '../migrations.js';
 import type { Database } from '../schema.js';
 import { createStore, type StoreHandle } from '../store.js';
-import { translateDriverErrors } from '../translate-driver.js';
 import { sqliteAuditBatch } from './audit-batch.js';
+import { whenNotBusy } from './busy.js';
+import { sqliteDialect } from './driver.js';
 import { translateSqliteError } from './errors.js';
 import { sqlitePreparedReads } from './prepared-reads.js';
 import { withStatementCache } from './statement-cache.js';
@@ -14,36 +15,40 @@ import { withStatementCache } from './statement-cache.js';
 export interface SqliteOptions {
   /** A file path, or `:memory:` for tests. */
   filename: string;
-  /** How long a writer waits for another process's lock before the request times out. */
+  /** How long a statement waits for another process's write lock before it times out. */
   busyTimeoutMs: number;
+  /**
+   * `full` syncs the WAL at every commit: a commit survives a power loss or an OS crash.
+   * `normal` syncs only at checkpoints: it survives a killed process, not a power loss.
+   */
+  synchronous: 'normal' | 'full';
 }
 
 export function openSqlite(options: SqliteOptions): StoreHandle {
   if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
-  const raw = new BetterSqlite3(options.filename);
+  const timeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs));
+  // Blocking waits are acceptable while opening (nothing is served yet): switching a new
+  // file to WAL needs the write lock.
+  const raw = new BetterSqlite3(options.filename, { timeout: timeoutMs });
   raw.pragma('journal_mode = WAL');
-  raw.pragma('synchronous = NORMAL');
+  raw.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   raw.pragma('foreign_keys = ON');
-  raw.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs))}`);
+  // From here on SQLite never sleeps inside a call (that would freeze the event loop):
+  // a busy database fails at once and busy.ts waits on timers.
+  raw.pragma('busy_timeout = 0');
   const db = new Kysely<Database>({
-    dialect: translateDriverErrors(
-      new SqliteDialect({ database: withStatementCache(raw) }),
-      translateSqliteError,
-    ),
+    dialect: sqliteDialect({ raw, prepare: withStatementCache(raw).prepare, timeoutMs }),
   });
   const store = createStore(db);
   return {
     ...store,
-    ...sqlitePreparedReads(raw, store),
-    ...sqliteAuditBatch(raw, store),
+    ...sqlitePreparedReads(raw, store, timeoutMs),
+    ...sqliteAuditBatch(raw, store, timeoutMs),
     dialect: 'sqlite',
-    async migrate() {
-      try {
-        return migrateSqlite(raw);
-      } catch (error) {
+    migrate: () =>
+      whenNotBusy(() => migrateSqlite(raw), timeoutMs).catch((error: unknown) => {
         throw translateSqliteError(error);
-      }
-    },
+      }),
     async ping() {
       try {
         raw.prepare('SELECT 1').get();
@@ -51,13 +56,18 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
         throw translateSqliteError(error);
       }
     },
-    close: () => db.destroy(),
+    async close() {
+      await db.destroy();
+      // Kysely skips its driver's destroy when it never ran a query (a process that only
+      // used the prepared reads): the file must be closed all the same.
+      if (raw.open) raw.close();
+    },
   };
 }
 
 /**
  * BEGIN IMMEDIATE takes SQLite's write lock before reading the applied list, so a second
- * process starting at the same moment waits (busy_timeout) and then sees everything applied.
+ * process starting at the same moment waits (whenNotBusy) and then sees everything applied.
  */
 function migrateSqlite(raw: BetterSqlite3.Database): string[] {
   const apply = raw.transaction(() => {

@@ -9,6 +9,7 @@ import {
   fromSessionCheckTuple,
   hotPathSql,
 } from '../queries/sessions.js';
+import { retryWhileBusy } from './busy.js';
 import { translateSqliteError } from './errors.js';
 
 export type PreparedReads = Pick<
@@ -32,8 +33,15 @@ interface Statements {
  * open (`inTransaction`), a read here would see that transaction's uncommitted rows, so the
  * call goes through Kysely (`fallback`) and waits its turn like any other query. Otherwise
  * the synchronous statement runs between two of Kysely's queries and reads committed data.
+ * A read needs no lock in WAL mode, so another process's write lock does not stop it; the
+ * rare SQLITE_BUSY a reader can meet (another process recovering the WAL after a crash)
+ * is waited out on timers, never inside the call.
  */
-export function sqlitePreparedReads(raw: BetterSqlite3.Database, fallback: Store): PreparedReads {
+export function sqlitePreparedReads(
+  raw: BetterSqlite3.Database,
+  fallback: Store,
+  timeoutMs: number,
+): PreparedReads {
   const sql = hotPathSql('?');
   // Prepared on first use: the tables exist only once the store has been migrated.
   let prepared: Statements | undefined;
@@ -56,30 +64,32 @@ export function sqlitePreparedReads(raw: BetterSqlite3.Database, fallback: Store
     return profile && fromSessionCheckTuple([...session, ...profile], tokenHash);
   });
 
+  /** `direct` on the raw connection, or `viaKysely` while a Kysely transaction is open. */
+  function read<R>(
+    direct: (key: string) => R,
+    viaKysely: (key: string) => Promise<R>,
+  ): (key: string) => Promise<R> {
+    const attempt = (key: string) => (raw.inTransaction ? viaKysely(key) : direct(key));
+    return async (key) => {
+      try {
+        return attempt(key);
+      } catch (error) {
+        return retryWhileBusy(error, () => attempt(key), timeoutMs).catch((last: unknown) => {
+          throw translateSqliteError(last);
+        });
+      }
+    };
+  }
+
   return {
-    async findSessionByTokenHash(tokenHash) {
-      if (raw.inTransaction) return fallback.findSessionByTokenHash(tokenHash);
-      try {
-        return sessionCheck(tokenHash);
-      } catch (error) {
-        throw translateSqliteError(error);
-      }
-    },
-    async findServiceTokenByHash(tokenHash) {
-      if (raw.inTransaction) return fallback.findServiceTokenByHash(tokenHash);
-      try {
-        return statements().serviceToken.get(tokenHash);
-      } catch (error) {
-        throw translateSqliteError(error);
-      }
-    },
-    async findIdentityById(id) {
-      if (raw.inTransaction) return fallback.findIdentityById(id);
-      try {
-        return statements().identity.get(id);
-      } catch (error) {
-        throw translateSqliteError(error);
-      }
-    },
+    findSessionByTokenHash: read(sessionCheck, (hash) => fallback.findSessionByTokenHash(hash)),
+    findServiceTokenByHash: read(
+      (hash) => statements().serviceToken.get(hash),
+      (hash) => fallback.findServiceTokenByHash(hash),
+    ),
+    findIdentityById: read(
+      (id) => statements().identity.get(id),
+      (id) => fallback.findIdentityById(id),
+    ),
   };
 }
