@@ -66,7 +66,7 @@ async function admin(text: string): Promise<void> {
 }
 
 async function writeFile(path: string): Promise<void> {
-  const bcrypt = await hash('bench password', { cost: 4 });
+  const bcrypt = await hash('bench password', 4);
   const out = createWriteStream(path);
   for (let n = 0; n < users; n += 1) {
     const line = JSON.stringify({

@@ -34,18 +34,27 @@ function passlibPbkdf2(digest: 'sha1' | 'sha256' | 'sha512', bytes: number): Fix
   };
 }
 
+/**
+ * bcrypt under another version prefix: the library writes `$2b$` only, and `$2a$`/`$2y$`
+ * hash ASCII passwords of under 255 bytes exactly as `$2b$` does.
+ */
+const bcryptAs =
+  (version: '2a' | '2b' | '2y'): FixtureFormat =>
+  async (password) =>
+    `$${version}$${(await bcryptHash(password, 4)).slice(4)}`;
+
 export const FIXTURE_FORMATS: Record<string, FixtureFormat> = {
   argon2id: (password) => argon2Hash(password, { memoryCost: 1024, timeCost: 1, algorithm: 2 }),
   argon2i: (password) => argon2Hash(password, { memoryCost: 1024, timeCost: 2, algorithm: 1 }),
   django_argon2: async (password) =>
     `argon2${await argon2Hash(password, { memoryCost: 1024, timeCost: 1, parallelism: 2, algorithm: 2 })}`,
-  bcrypt_2a: (password) => bcryptHash(password, { cost: 4, version: '2a' }),
-  bcrypt_2b: (password) => bcryptHash(password, { cost: 4, version: '2b' }),
-  bcrypt_2y: (password) => bcryptHash(password, { cost: 4, version: '2y' }),
-  django_bcrypt: async (password) => `bcrypt$${await bcryptHash(password, { cost: 4 })}`,
+  bcrypt_2a: bcryptAs('2a'),
+  bcrypt_2b: bcryptAs('2b'),
+  bcrypt_2y: bcryptAs('2y'),
+  django_bcrypt: async (password) => `bcrypt$${await bcryptHash(password, 4)}`,
   django_bcrypt_sha256: async (password) => {
     const prehashed = createHash('sha256').update(password).digest('hex');
-    return `bcrypt_sha256$${await bcryptHash(prehashed, { cost: 4 })}`;
+    return `bcrypt_sha256$${await bcryptHash(prehashed, 4)}`;
   },
   django_pbkdf2_sha256: djangoPbkdf2('sha256', 32),
   django_pbkdf2_sha1: djangoPbkdf2('sha1', 20),

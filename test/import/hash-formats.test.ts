@@ -73,7 +73,7 @@ describe('imported hash formats', () => {
   );
 
   it('bcrypt verifies $2a$, $2b$ and $2y$ and refuses $2x$ (the buggy variant)', async () => {
-    const hash = await bcryptHash('p4ssword', { cost: 4 });
+    const hash = await bcryptHash('p4ssword', 4);
     for (const version of ['2a', '2b', '2y']) {
       expect(await read(hash.replace('$2b$', `$${version}$`)).verify('p4ssword')).toBe(true);
     }
@@ -176,7 +176,7 @@ describe('imported hash formats', () => {
     expect(hashTransfer.accept('$2b$04$abc', { peppered: true })).toEqual({
       refused: 'argon2 hash is malformed',
     });
-    const bcrypt = await bcryptHash('x', { cost: 4 });
+    const bcrypt = await bcryptHash('x', 4);
     const stored = hashTransfer.accept(bcrypt, { peppered: false });
     expect(stored).toEqual({ stored: `${IMPORTED_PREFIX}${bcrypt}`, scheme: 'bcrypt' });
     expect(hashTransfer.portable(`${IMPORTED_PREFIX}${bcrypt}`)).toEqual({
@@ -215,7 +215,7 @@ describe('imported hash formats', () => {
 
     it('a stored imported hash beyond the bounds (written by other means) never verifies', async () => {
       const h = await hasher;
-      const costly = await bcryptHash('s3cret pass', { cost: 4 });
+      const costly = await bcryptHash('s3cret pass', 4);
       // Cost 15 would pass bcrypt's own parser; the bound is checked before every verify.
       const stored = `${IMPORTED_PREFIX}${costly.replace('$04$', '$15$')}`;
       expect(await h.verify(stored, 's3cret pass')).toBe(false);
