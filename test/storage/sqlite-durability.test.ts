@@ -55,7 +55,7 @@ describe('SERVICE_SQLITE_SYNCHRONOUS [sqlite]', () => {
       expect(result.code).not.toBe(0);
       expect(result.stdout).toBe('');
       expect(result.stderr.trim().split('\n')).toEqual([
-        `tessera: SERVICE_SQLITE_SYNCHRONOUS="${value}" is invalid: expected one of normal, full`,
+        `tessera: validation_error: SERVICE_SQLITE_SYNCHRONOUS="${value}" is invalid: expected one of normal, full`,
       ]);
     });
   });
