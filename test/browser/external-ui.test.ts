@@ -1,26 +1,14 @@
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { type Browser, type Page, chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { registerIdentity } from '../../src/domain/identities/identity-service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { auditEntries } from '../helpers/core.js';
-import { requireSuite } from '../helpers/databases.js';
+import { describeInChromium, launchChromium } from '../helpers/chromium.js';
 import { type LoginUiSite, startLoginUiSite } from './login-ui-site.js';
 import { type AppSite, startAppSite } from './pages.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery';
-
-const available = requireSuite(
-  'browser',
-  existsSync(CHROMIUM),
-  `${CHROMIUM} not found (Debian: apt-get install chromium)`,
-);
-const suite = available ? describe : describe.skip;
-const name = available
-  ? 'external login UI in a real browser'
-  : `external login UI in a real browser (skipped: ${CHROMIUM} not found)`;
 
 /** Runs `fetch` inside the page, so the browser applies CORS and cookie rules itself. */
 function fetchFrom(page: Page, url: string, init: { method?: string; json?: unknown } = {}) {
@@ -63,7 +51,7 @@ async function formPostFrom(page: Page, url: string, fields: Record<string, stri
  * 127.0.0.1: three origins, one site, as Tessera and a login UI on sibling subdomains are
  * (the cookies involved are SameSite=Lax, so the UI must be same-site, see the docs).
  */
-suite(name, () => {
+describeInChromium('external login UI in a real browser', () => {
   let t: TestApp;
   let ui: LoginUiSite;
   let elsewhere: AppSite;
@@ -85,11 +73,7 @@ suite(name, () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     tessera = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     ui.tessera = tessera;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,26 +1,15 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { registerIdentity } from '../../src/domain/identities/identity-service.js';
 import { hashToken } from '../../src/lib/tokens.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { requireSuite } from '../helpers/databases.js';
+import { describeInChromium, launchChromium } from '../helpers/chromium.js';
 import { type AppSite, startAppSite } from './pages.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const PASSWORD = 'correct horse battery';
 const SCREENSHOTS = 'test-results';
-
-const available = requireSuite(
-  'browser',
-  existsSync(CHROMIUM),
-  `${CHROMIUM} not found (Debian: apt-get install chromium)`,
-);
-const suite = available ? describe : describe.skip;
-const name = available
-  ? 'hosted sign-in in a real browser'
-  : `hosted sign-in in a real browser (skipped: ${CHROMIUM} not found)`;
 
 /** Runs `fetch` inside the page, so the browser applies CORS and cookie rules itself. */
 function fetchFrom(page: Page, url: string, method = 'GET') {
@@ -38,7 +27,7 @@ function fetchFrom(page: Page, url: string, method = 'GET') {
   );
 }
 
-suite(name, () => {
+describeInChromium('hosted sign-in in a real browser', () => {
   let t: TestApp;
   let app: AppSite;
   let unlisted: AppSite;
@@ -56,11 +45,7 @@ suite(name, () => {
     );
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     tessera = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {

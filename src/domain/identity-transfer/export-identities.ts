@@ -1,20 +1,15 @@
 import { toIso } from '../../lib/clock.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
-import type { IdentityRecord, IdentityState } from '../identities/identity.js';
+import type { Identity, IdentityRecord, IdentityState } from '../identities/identity.js';
+import type { ImportLine } from './transfer-line.js';
 import { parseIdentityListQuery } from '../identities/list-identities.js';
 import type { LinkRecord } from '../links/link.js';
 import type { HashTransfer } from '../passwords/hash-transfer.js';
 import type { Store } from '../store.js';
 
 /** One line of an export: the import format, plus the id and creation time it keeps. */
-export interface ExportLine {
-  id: string;
-  username: string;
-  display_name: string;
-  avatar_url: string | null;
-  state: IdentityState;
-  created_at: string;
-  links: Array<{ provider: string; subject: string; verified: boolean }>;
+export interface ExportLine extends Omit<Identity, 'updated_at'> {
+  links: ImportLine['links'];
   password_hash?: string;
   password_hash_peppered?: true;
 }
