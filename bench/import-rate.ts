@@ -103,6 +103,7 @@ try {
       SERVICE_DATABASE_URL: url,
       SERVICE_DATA_DIR: dir,
       SERVICE_PASSWORD_PEPPER: 'bench-pepper',
+      SERVICE_ENCRYPTION_KEY: 'bench-encryption-key',
       SERVICE_LOG_LEVEL: 'warn',
     };
     try {

@@ -31,6 +31,7 @@ const env = {
   SERVICE_DATA_DIR: dir,
   SERVICE_PORT: String(port),
   SERVICE_PASSWORD_PEPPER: 'lock-bench-pepper',
+  SERVICE_ENCRYPTION_KEY: 'lock-bench-encryption-key',
   SERVICE_LOG_LEVEL: 'silent',
   SERVICE_DB_TIMEOUT_MS: values.timeout,
 };

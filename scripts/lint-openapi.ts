@@ -20,6 +20,7 @@ const { values } = parseArgs({ options: { out: { type: 'string' } } });
 const config = loadConfig({
   SERVICE_DATABASE_URL: ':memory:',
   SERVICE_PASSWORD_PEPPER: 'openapi-lint',
+  SERVICE_ENCRYPTION_KEY: 'openapi-lint-encryption-key',
   SERVICE_LOG_LEVEL: 'silent',
 });
 const built = await buildApp(config);

@@ -9,7 +9,8 @@ import type { ServerOptions } from './http/server.js';
 import { createPasswordPolicy } from './password-checks/password-checks.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { createLogger, OUTAGE_MESSAGES, type ServiceLog } from './log.js';
-import { resolvePepper } from './pepper.js';
+import { resolveSecretBox } from './secrets/encryption-key.js';
+import { resolvePepper } from './secrets/pepper.js';
 import { openStorage } from './storage/open.js';
 import type { StoreHandle } from './storage/store.js';
 
@@ -64,6 +65,7 @@ export async function buildServices(
       hasher,
       passwordPolicy: createPasswordPolicy(config.passwordMinScore),
       audit,
+      secretBox: resolveSecretBox(config, (message) => log.warn(message)),
       sessionTtlMs: config.sessionTtlMs,
       usernameRule: config.rateLimits.loginUsername,
     };

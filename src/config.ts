@@ -12,6 +12,12 @@ export interface Config {
   dbPoolSize: number;
   sqliteSynchronous: 'normal' | 'full';
   passwordPepper: string | null;
+  /** SERVICE_ENCRYPTION_KEY: seals secrets kept at rest (TOTP secrets, OIDC signing keys). */
+  encryptionKey: string | null;
+  /** SERVICE_ENCRYPTION_KEYS_PREVIOUS: retired keys that still open what they sealed. */
+  encryptionKeysPrevious: string[];
+  /** How recent a sign-in must be for a credential change (SERVICE_PRIVILEGED_WINDOW_MINUTES). */
+  privilegedWindowMs: number;
   argon2: { memoryKib: number; iterations: number; parallelism: number };
   hashConcurrency: number;
   passwordMinScore: number;
@@ -63,6 +69,7 @@ export const DEFAULTS = {
   // pass; 3 would refuse those. docs/password-policy.md has the figures.
   SERVICE_PASSWORD_MIN_SCORE: '2',
   SERVICE_SESSION_TTL_HOURS: '72',
+  SERVICE_PRIVILEGED_WINDOW_MINUTES: '15',
   SERVICE_FLOW_TTL_MINUTES: '15',
   SERVICE_FLOW_MAX_ATTEMPTS: '5',
   SERVICE_RATE_LIMIT_LOGIN_IP: '30/60s',
@@ -181,6 +188,16 @@ function returnToList(env: Env): string[] | null {
     });
 }
 
+/** A comma-separated list of secrets; unset or empty is none. */
+function secretList(env: Env, variable: string): string[] {
+  const text = optional(env, variable);
+  if (text === null) return [];
+  return text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = read(env, 'SERVICE_DATA_DIR');
   const databaseUrl = optional(env, 'SERVICE_DATABASE_URL') ?? `${dataDir}/tessera.db`;
@@ -205,6 +222,10 @@ export function loadConfig(env: Env = process.env): Config {
     dbPoolSize: number(env, 'SERVICE_DB_POOL_SIZE', { min: 1, integer: true }),
     sqliteSynchronous: oneOf(env, 'SERVICE_SQLITE_SYNCHRONOUS', ['normal', 'full'] as const),
     passwordPepper: optional(env, 'SERVICE_PASSWORD_PEPPER'),
+    encryptionKey: optional(env, 'SERVICE_ENCRYPTION_KEY'),
+    encryptionKeysPrevious: secretList(env, 'SERVICE_ENCRYPTION_KEYS_PREVIOUS'),
+    privilegedWindowMs:
+      number(env, 'SERVICE_PRIVILEGED_WINDOW_MINUTES', { min: 1, integer: false }) * 60_000,
     argon2,
     hashConcurrency: number(env, 'SERVICE_HASH_CONCURRENCY', { min: 1, integer: true }),
     passwordMinScore: number(env, 'SERVICE_PASSWORD_MIN_SCORE', { min: 0, max: 4, integer: true }),

@@ -35,6 +35,7 @@ export function serviceEnv(databaseUrl: string, dataDir: string): NodeJS.Process
     SERVICE_DATABASE_URL: databaseUrl,
     SERVICE_DATA_DIR: dataDir,
     SERVICE_PASSWORD_PEPPER: BENCH_PEPPER,
+    SERVICE_ENCRYPTION_KEY: 'bench-encryption-key',
     SERVICE_LOG_LEVEL: 'warn',
     SERVICE_RATE_LIMIT_LOGIN_IP: UNLIMITED,
     SERVICE_RATE_LIMIT_LOGIN_USERNAME: UNLIMITED,

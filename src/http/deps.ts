@@ -5,6 +5,7 @@ import type { StoreHandle } from '../storage/store.js';
 import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config.js';
 import type { RateLimitRule } from '../lib/rate.js';
+import type { SecretBox } from '../lib/secret-box.js';
 
 /** Everything the HTTP adapter needs, built once by the composition root. */
 export interface AppDeps {
@@ -14,6 +15,8 @@ export interface AppDeps {
   hasher: PasswordHasher;
   passwordPolicy: PasswordPolicy;
   audit: AuditLog;
+  /** Seals secrets kept at rest and keys MACs such as the account pages' CSRF tokens. */
+  secretBox: SecretBox;
   sessionTtlMs: number;
   usernameRule: RateLimitRule;
 }

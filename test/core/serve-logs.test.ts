@@ -47,6 +47,7 @@ onPostgres(`tessera serve logs through a PostgreSQL outage [postgres]${pgSuffix}
     const env = {
       SERVICE_DATABASE_URL: proxied.toString(),
       SERVICE_PASSWORD_PEPPER: 'serve-logs-pepper',
+      SERVICE_ENCRYPTION_KEY: 'serve-logs-encryption-key',
       SERVICE_HOST: '127.0.0.1',
       SERVICE_PORT: '0',
       SERVICE_LOG_LEVEL: 'info',

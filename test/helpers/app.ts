@@ -47,6 +47,7 @@ export function testConfig(databaseUrl: string, env: Record<string, string>): Co
   return loadConfig({
     SERVICE_DATABASE_URL: databaseUrl,
     SERVICE_PASSWORD_PEPPER: 'test-pepper',
+    SERVICE_ENCRYPTION_KEY: 'test-encryption-key',
     SERVICE_LOG_LEVEL: 'silent',
     SERVICE_AUDIT_FLUSH_MS: '5',
     ...env,

@@ -30,6 +30,7 @@ export function cliSandbox(): CliSandbox {
       SERVICE_DATA_DIR: dir,
       SERVICE_DATABASE_URL: databaseFile,
       SERVICE_PASSWORD_PEPPER: 'cli-test-pepper',
+      SERVICE_ENCRYPTION_KEY: 'cli-test-encryption-key',
       SERVICE_ARGON2_MEMORY_KIB: '19456',
       SERVICE_ARGON2_ITERATIONS: '2',
       SERVICE_ARGON2_PARALLELISM: '1',

@@ -17,7 +17,12 @@ export function cliEnvFor(box: CliSandbox, db: TestDatabase): Record<string, str
     parsed.searchParams.set('options', `-c search_path=${db.schema}`);
     url = parsed.toString();
   }
-  return { ...box.env, SERVICE_DATABASE_URL: url, SERVICE_PASSWORD_PEPPER: TEST_PEPPER };
+  return {
+    ...box.env,
+    SERVICE_DATABASE_URL: url,
+    SERVICE_PASSWORD_PEPPER: TEST_PEPPER,
+    SERVICE_ENCRYPTION_KEY: 'transfer-test-encryption-key',
+  };
 }
 
 /** JSON lines, one object (or verbatim string) a line. */

@@ -61,6 +61,7 @@ function twoProcessSuite(): void {
     env = serviceEnv({
       SERVICE_DATABASE_URL: databaseUrl,
       SERVICE_PASSWORD_PEPPER: 'links-race-pepper',
+      SERVICE_ENCRYPTION_KEY: 'links-race-encryption-key',
       SERVICE_HOST: '127.0.0.1',
       SERVICE_DATA_DIR: dataDir,
       SERVICE_LOG_LEVEL: 'warn',

@@ -94,6 +94,7 @@ suite(title, () => {
     const env = {
       SERVICE_DATABASE_URL: `${postgresUrl}${separator}options=-c%20search_path%3D${schema}`,
       SERVICE_PASSWORD_PEPPER: 'multi-process-pepper',
+      SERVICE_ENCRYPTION_KEY: 'multi-process-encryption-key',
       SERVICE_HOST: '127.0.0.1',
       SERVICE_PORT: '0',
       SERVICE_LOG_LEVEL: 'info',
