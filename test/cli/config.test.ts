@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliJson, cliSandbox, type CliSandbox, runCli } from '../helpers/cli.js';
 
-function withoutPepper(env: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(env).filter(([name]) => name !== 'SERVICE_PASSWORD_PEPPER'),
-  );
+function without(name: string, env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([variable]) => variable !== name));
 }
+
+const withoutPepper = (env: Record<string, string>) => without('SERVICE_PASSWORD_PEPPER', env);
 
 /** API-DECISIONS 1: bad settings stop start-up with one line naming the variable. */
 describe('tessera configuration', () => {
@@ -74,6 +74,32 @@ describe('tessera configuration', () => {
       const lines = result.stderr.trim().split('\n');
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain('SERVICE_PASSWORD_PEPPER');
+    });
+  });
+
+  describe('encryption key', () => {
+    it('on the embedded default without a key, generates one once (0600) and warns', async () => {
+      const env = without('SERVICE_ENCRYPTION_KEY', box.env);
+      const file = join(box.dir, 'encryption-key');
+      const first = await runCli(['svc', 'list'], env);
+      expect(first.code).toBe(0);
+      expect(first.stderr).toMatch(/SERVICE_ENCRYPTION_KEY is unset: generated one into/);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      const key = readFileSync(file, 'utf8');
+      const second = await runCli(['svc', 'list'], env);
+      expect(second).toMatchObject({ code: 0, stderr: '' });
+      expect(readFileSync(file, 'utf8')).toBe(key);
+    });
+
+    it('with PostgreSQL a key is required, and the message names the variable', async () => {
+      const result = await runCli(['svc', 'list'], {
+        ...without('SERVICE_ENCRYPTION_KEY', box.env),
+        SERVICE_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+      });
+      expect(result.code).not.toBe(0);
+      const lines = result.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain('SERVICE_ENCRYPTION_KEY');
     });
   });
 
