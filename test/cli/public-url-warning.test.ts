@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publicUrlWarning } from '../../src/http/security-headers.js';
 import { cliSandbox, type CliSandbox } from '../helpers/cli.js';
-import { startServe } from '../helpers/serve-process.js';
+import { startServe } from '../helpers/serve.js';
 
 /** Issue 11 item 10: operators are told when the own origin follows the Host header. */
 describe('SERVICE_PUBLIC_URL warning', () => {

@@ -2,7 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliJson, cliSandbox, type CliSandbox } from '../helpers/cli.js';
 import { RawConnection, rawGet } from '../helpers/raw-http.js';
-import { type ServeProcess, startServe } from '../helpers/serve-process.js';
+import { type LoggingServe as ServeProcess, startServe } from '../helpers/serve.js';
 
 interface AuditRow {
   action: string;

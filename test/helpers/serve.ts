@@ -76,3 +76,40 @@ export function runServe(env: Record<string, string>): {
 export function linesOf(output: string): string[] {
   return output.split('\n').filter((line) => line.trim() !== '');
 }
+
+/** A listening `tessera serve` read through its JSON log lines. */
+export interface LoggingServe extends ServeProcess {
+  port: number;
+  /** Every stdout line so far that is a JSON document (pino writes one per line). */
+  readonly lines: Record<string, unknown>[];
+  /** Resolves with the first line (past or future) whose `msg` equals `message`. */
+  line(message: string): Promise<Record<string, unknown>>;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+}
+
+/**
+ * Starts `tessera serve` on a free port and resolves once it listens. The log level is
+ * `info` whatever `env` says: the helper reads the log.
+ */
+export async function startServe(env: Record<string, string>): Promise<LoggingServe> {
+  const run = runServe({ ...env, SERVICE_PORT: '0', SERVICE_LOG_LEVEL: 'info' });
+  const server = await run.listening;
+  const jsonLines = () =>
+    // Complete lines only: the last one may still be arriving.
+    linesOf(server.stdout().slice(0, server.stdout().lastIndexOf('\n') + 1))
+      .filter((text) => text.startsWith('{'))
+      .map((text) => JSON.parse(text) as Record<string, unknown>);
+  return Object.assign(server, {
+    port: Number(new URL(server.url).port),
+    get lines() {
+      return jsonLines();
+    },
+    async line(message: string) {
+      const quoted = JSON.stringify(message);
+      await server.waitForLine((text) => text.includes(`"msg":${quoted}`));
+      return jsonLines().find((line) => line.msg === message)!;
+    },
+    exited: run.exited,
+  });
+}
