@@ -21,6 +21,11 @@ export class LegacyTokens {
     return this.remain[kind];
   }
 
+  /** Per kind, whether pre-checksum tokens may still be presented. */
+  snapshot(): Readonly<Record<TokenKind, boolean>> {
+    return { ...this.remain };
+  }
+
   async refresh(store: Pick<LegacyTokenStore, 'legacyTokensRemain'>): Promise<void> {
     this.remain = await store.legacyTokensRemain();
   }
