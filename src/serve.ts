@@ -30,7 +30,7 @@ async function start(config: Config, logger: Logger): Promise<void> {
   const { app, deps, close } = await buildApp(config, {}, logger);
   const applied = await deps.store.migrate();
   if (applied.length > 0) app.log.info({ applied }, 'migrations applied');
-  await checkLegacyTokens(deps, app.log);
+  await checkLegacyTokens(deps, app.log, true);
 
   let sweeping = false;
   const sweeper =
@@ -78,10 +78,14 @@ async function start(config: Config, logger: Logger): Promise<void> {
 }
 
 /**
- * Looks whether pre-checksum tokens remain (docs/tokens.md), logging when the answer
- * changes. A failed look leaves the previous answer: the next sweep looks again.
+ * Looks whether pre-checksum tokens remain (docs/tokens.md), logging the answer at start-up
+ * and when it changes. A failed look keeps the previous answer; the next sweep looks again.
  */
-async function checkLegacyTokens(deps: AppDeps, log: FastifyBaseLogger): Promise<void> {
+async function checkLegacyTokens(
+  deps: AppDeps,
+  log: FastifyBaseLogger,
+  atStartUp = false,
+): Promise<void> {
   const before = deps.legacyTokens.snapshot();
   try {
     await deps.legacyTokens.refresh(deps.store);
@@ -90,7 +94,7 @@ async function checkLegacyTokens(deps: AppDeps, log: FastifyBaseLogger): Promise
     return;
   }
   const after = deps.legacyTokens.snapshot();
-  if (JSON.stringify(before) !== JSON.stringify(after)) {
+  if (atStartUp || JSON.stringify(before) !== JSON.stringify(after)) {
     log.info({ legacy_tokens_remain: after }, 'pre-checksum tokens checked');
   }
 }
