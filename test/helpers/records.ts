@@ -54,6 +54,14 @@ export function stored(
   return { ...record, token_format: tokenFormat };
 }
 
+/** A session row as a writer that predates token formats inserts it: no `token_format`. */
+export function unmarked({
+  token_format: _format,
+  ...record
+}: SessionRecord & { token_format: TokenFormat }): SessionRecord {
+  return record;
+}
+
 export function serviceTokenRow(overrides: Partial<ServiceTokenRecord> = {}): ServiceTokenRecord {
   const id = newId();
   return {

@@ -3,7 +3,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/lib/tokens.js';
 import { cliJson, cliSandbox, type CliSandbox, runCli } from '../helpers/cli.js';
-import { identityRow, sessionRow, stored } from '../helpers/records.js';
+import { identityRow, sessionRow, stored, unmarked } from '../helpers/records.js';
 
 interface LegacyReport {
   sessions: number;
@@ -25,8 +25,8 @@ describe('tessera legacy-tokens', () => {
     db.prepare(
       'INSERT INTO identities (id, username, display_name, avatar_url, state, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ).run(...Object.values(identity));
-    const { token_format: _format, ...session } = stored(
-      sessionRow(identity.id, { expires_at: Date.now() + 3_600_000 }),
+    const session = unmarked(
+      stored(sessionRow(identity.id, { expires_at: Date.now() + 3_600_000 })),
     );
     db.prepare(
       `INSERT INTO sessions (${Object.keys(session).join(', ')}) VALUES (${Object.keys(session)

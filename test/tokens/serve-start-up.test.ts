@@ -3,7 +3,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hashToken, newToken } from '../../src/lib/tokens.js';
 import { cliSandbox, type CliSandbox, runCli } from '../helpers/cli.js';
-import { identityRow, sessionRow, stored } from '../helpers/records.js';
+import { identityRow, sessionRow, stored, unmarked } from '../helpers/records.js';
 import { runServe, type ServeProcess } from '../helpers/serve.js';
 
 const CHECKED = 'pre-checksum tokens checked';
@@ -55,11 +55,13 @@ describe('tessera serve and pre-checksum tokens', () => {
       ...Object.values(identity),
     );
     // As a version before checksums wrote it: the row does not name its format.
-    const { token_format: _format, ...session } = stored({
-      ...sessionRow(identity.id, { issued_at: Date.now(), expires_at: Date.now() + 3_600_000 }),
-      token,
-      token_hash: hashToken(token),
-    });
+    const session = unmarked(
+      stored({
+        ...sessionRow(identity.id, { issued_at: Date.now(), expires_at: Date.now() + 3_600_000 }),
+        token,
+        token_hash: hashToken(token),
+      }),
+    );
     db.prepare(`INSERT INTO sessions (${columns(session)}) VALUES (${marks(session)})`).run(
       ...Object.values(session),
     );

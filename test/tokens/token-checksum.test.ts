@@ -23,7 +23,7 @@ import {
   uniqueName,
 } from '../helpers/core.js';
 import { describeEachDatabase } from '../helpers/databases.js';
-import { flowRow, serviceTokenRow, sessionRow, stored } from '../helpers/records.js';
+import { flowRow, serviceTokenRow, sessionRow, stored, unmarked } from '../helpers/records.js';
 import { recordStoreCalls, type StoreCalls } from '../helpers/store-calls.js';
 
 const MINUTE = 60_000;
@@ -276,11 +276,16 @@ describeEachDatabase('token checksums', (kind) => {
 
     it('rows written without a format (a process of an older version) count as pre-checksum', async () => {
       const token = legacyToken('session');
-      const { token_format: _format, ...row } = stored({
-        ...sessionRow(identityId, { issued_at: t.clock.now(), expires_at: t.clock.now() + MINUTE }),
-        token,
-        token_hash: hashToken(token),
-      });
+      const row = unmarked(
+        stored({
+          ...sessionRow(identityId, {
+            issued_at: t.clock.now(),
+            expires_at: t.clock.now() + MINUTE,
+          }),
+          token,
+          token_hash: hashToken(token),
+        }),
+      );
       await t.deps.store.insertSession(row as Parameters<typeof t.deps.store.insertSession>[0]);
       await t.deps.legacyTokens.refresh(t.deps.store);
       expect(t.deps.legacyTokens.snapshot().session).toBe(true);

@@ -26,7 +26,10 @@ export interface ServiceTokenDeps {
  * and unknown look the same.
  */
 export async function authenticateServiceToken(
-  deps: { store: Pick<Store, 'findServiceTokenByHash'>; legacyTokens: Pick<LegacyTokens, 'accepts'> },
+  deps: {
+    store: Pick<Store, 'findServiceTokenByHash'>;
+    legacyTokens: Pick<LegacyTokens, 'accepts'>;
+  },
   token: string,
 ): Promise<ServiceCaller> {
   if (!deps.legacyTokens.accepts('service', token)) throw new DomainError('invalid_service_token');
