@@ -33,8 +33,7 @@ export async function authenticateServiceToken(
   token: string,
 ): Promise<ServiceCaller> {
   if (!deps.legacyTokens.accepts('service', token)) throw new DomainError('invalid_service_token');
-  const store = deps.store;
-  const record = await store.findServiceTokenByHash(hashToken(token));
+  const record = await deps.store.findServiceTokenByHash(hashToken(token));
   if (!record || record.revoked_at !== null) throw new DomainError('invalid_service_token');
   return toCaller(record);
 }

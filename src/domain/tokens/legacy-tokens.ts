@@ -17,10 +17,6 @@ import type { LegacyTokenStore } from './legacy-token-store.js';
 export class LegacyTokens {
   private remain: Record<TokenKind, boolean> = { session: true, service: true, flow: true };
 
-  mayExist(kind: TokenKind): boolean {
-    return this.remain[kind];
-  }
-
   /** Per kind, whether pre-checksum tokens may still be presented. */
   snapshot(): Readonly<Record<TokenKind, boolean>> {
     return { ...this.remain };
