@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
 import type { PasswordHasher } from './domain/passwords/password-hasher.js';
+import { LegacyTokens } from './domain/tokens/legacy-tokens.js';
 import type { AppDeps } from './http/deps.js';
 import type { ServerOptions } from './http/server.js';
 import { createPasswordPolicy } from './password-checks/password-checks.js';
@@ -68,6 +69,8 @@ export async function buildServices(
       secretBox: resolveSecretBox(config, (message) => log.warn(message)),
       sessionTtlMs: config.sessionTtlMs,
       usernameRule: config.rateLimits.loginUsername,
+      // Refreshed by the server once migrated and after each sweep (serve.ts).
+      legacyTokens: new LegacyTokens(),
     };
     return {
       deps,

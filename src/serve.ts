@@ -1,4 +1,6 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
+import type { AppDeps } from './http/deps.js';
 import { buildApp } from './app.js';
 import { type Config, loadConfig } from './config.js';
 import { sweep } from './domain/sweep.js';
@@ -28,6 +30,7 @@ async function start(config: Config, logger: Logger): Promise<void> {
   const { app, deps, close } = await buildApp(config, {}, logger);
   const applied = await deps.store.migrate();
   if (applied.length > 0) app.log.info({ applied }, 'migrations applied');
+  await checkLegacyTokens(deps, app.log, true);
 
   let sweeping = false;
   const sweeper =
@@ -37,6 +40,7 @@ async function start(config: Config, logger: Logger): Promise<void> {
           sweeping = true;
           sweep(deps.store, deps.clock)
             .then((removed) => app.log.info({ removed }, 'sweep done'))
+            .then(() => checkLegacyTokens(deps, app.log))
             .catch((error: unknown) => app.log.warn({ err: error }, 'sweep failed'))
             .finally(() => (sweeping = false));
         }, config.sweepIntervalMs).unref()
@@ -71,4 +75,26 @@ async function start(config: Config, logger: Logger): Promise<void> {
   app.log.info({ address, database: deps.store.dialect }, 'tessera listening');
   const warning = publicUrlWarning(config);
   if (warning) app.log.warn({ host: config.host }, warning);
+}
+
+/**
+ * Looks whether pre-checksum tokens remain (docs/tokens.md), logging the answer at start-up
+ * and when it changes. A failed look keeps the previous answer; the next sweep looks again.
+ */
+async function checkLegacyTokens(
+  deps: AppDeps,
+  log: FastifyBaseLogger,
+  atStartUp = false,
+): Promise<void> {
+  const before = deps.legacyTokens.snapshot();
+  try {
+    await deps.legacyTokens.refresh(deps.store);
+  } catch (error) {
+    log.warn({ err: error }, 'pre-checksum token check failed');
+    return;
+  }
+  const after = deps.legacyTokens.snapshot();
+  if (atStartUp || JSON.stringify(before) !== JSON.stringify(after)) {
+    log.info({ legacy_tokens_remain: after }, 'pre-checksum tokens checked');
+  }
 }

@@ -5,6 +5,7 @@ import { auditCommands } from './audit.js';
 import { cliActor, withServices } from './context.js';
 import { exitStatus, reportFailure, toFailure } from './failure.js';
 import { identityCommands } from './identity.js';
+import { legacyTokenCommands } from './legacy-tokens.js';
 import { printJson, wantsJson } from './output.js';
 import { svcCommands } from './svc.js';
 import { packageVersion } from './version.js';
@@ -68,6 +69,7 @@ program
 auditCommands(program);
 identityCommands(program);
 svcCommands(program);
+legacyTokenCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -49,7 +49,9 @@ export function svcCommands(program: Command): void {
       const tokens = await withServices((deps) => listServiceTokens(deps.store));
       printList(tokens, options.json, 'no service tokens', (token) => {
         const state = token.revoked_at ? `revoked ${token.revoked_at}` : 'active';
-        return `${token.id}  ${token.name}  [${token.grants.join(', ')}]  ${state}`;
+        // Minted before checksums and never expiring: docs/tokens.md asks to rotate it.
+        const rotate = !token.revoked_at && token.token_format === 'legacy';
+        return `${token.id}  ${token.name}  [${token.grants.join(', ')}]  ${state}${rotate ? '  pre-checksum token: rotate' : ''}`;
       });
     });
 }

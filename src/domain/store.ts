@@ -6,6 +6,7 @@ import type { FlowStore } from './login-flows/flow-store.js';
 import type { RateLimitStore } from './rate-limit/rate-limit-store.js';
 import type { ServiceTokenStore } from './service-tokens/service-token-store.js';
 import type { SessionStore } from './sessions/session-store.js';
+import type { LegacyTokenStore } from './tokens/legacy-token-store.js';
 
 /**
  * Everything the domain persists: one interface composed of the modules' own.
@@ -20,7 +21,8 @@ export interface Store
     RateLimitStore,
     FlowStore,
     LinkStore,
-    TransferStore {
+    TransferStore,
+    LegacyTokenStore {
   /**
    * Runs `work` in one database transaction: everything it writes commits, or none of it.
    * Inside a transaction, calling this again joins the open one.

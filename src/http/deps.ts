@@ -6,6 +6,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config.js';
 import type { RateLimitRule } from '../lib/rate.js';
 import type { SecretBox } from '../lib/secret-box.js';
+import type { LegacyTokens } from '../domain/tokens/legacy-tokens.js';
 
 /** Everything the HTTP adapter needs, built once by the composition root. */
 export interface AppDeps {
@@ -19,4 +20,6 @@ export interface AppDeps {
   secretBox: SecretBox;
   sessionTtlMs: number;
   usernameRule: RateLimitRule;
+  /** Whether pre-checksum tokens may still be presented (docs/tokens.md). */
+  legacyTokens: LegacyTokens;
 }

@@ -37,7 +37,7 @@ async function answerUnroutable(
   reply: FastifyReply,
 ): Promise<void> {
   const presented = request.headers.authorization !== undefined;
-  const caller = presented ? await presentedCaller(deps.store, request).catch(() => null) : null;
+  const caller = presented ? await presentedCaller(deps, request).catch(() => null) : null;
   const error = new DomainError('not_found');
   if (request.method === 'POST' && isFormPost(request) && FLOW_SUBMIT.test(request.url)) {
     sendFailurePage(request, reply, error, { formUsable: false, now: deps.clock.now() });

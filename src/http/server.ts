@@ -79,7 +79,7 @@ export async function buildServer(
   app.setNotFoundHandler(async (request, reply) => {
     // An unknown route answers 404 whatever the token, but a presented token is audited.
     if (request.headers.authorization !== undefined) {
-      await presentedCaller(deps.store, request).catch(() => undefined);
+      await presentedCaller(deps, request).catch(() => undefined);
     }
     return sendError(request, reply, new DomainError('not_found'));
   });

@@ -4,6 +4,7 @@ import { DomainError, validationError } from '../domain/errors.js';
 import type { Grant, ServiceCaller } from '../domain/service-tokens/service-token.js';
 import { authenticateServiceToken } from '../domain/service-tokens/service-token-service.js';
 import type { Store } from '../domain/store.js';
+import type { LegacyTokens } from '../domain/tokens/legacy-tokens.js';
 import { isUuid } from '../lib/ids.js';
 
 declare module 'fastify' {
@@ -22,27 +23,33 @@ declare module 'fastify' {
   }
 }
 
+/** What naming the caller of a bearer token needs: the offline token check, then the store. */
+export interface CallerLookup {
+  store: Store;
+  legacyTokens: Pick<LegacyTokens, 'accepts'>;
+}
+
 export function actorOf(caller: ServiceCaller | null): Actor {
   return { service_name: caller?.name ?? null, service_id: caller?.id ?? null };
 }
 
 /** Reads `Authorization: Bearer …`; null when absent. A present but unusable header is refused. */
 export async function presentedCaller(
-  store: Store,
+  deps: CallerLookup,
   request: FastifyRequest,
 ): Promise<ServiceCaller | null> {
   const header = request.headers.authorization;
   if (header === undefined) return null;
   request.audit ??= { target: null, details: {} };
-  request.caller = await callerOf(store, header);
+  request.caller = await callerOf(deps, header);
   return request.caller;
 }
 
 /** The service an `Authorization` header value names; a header that names none is refused. */
-export async function callerOf(store: Store, header: string): Promise<ServiceCaller> {
+export async function callerOf(deps: CallerLookup, header: string): Promise<ServiceCaller> {
   const match = /^Bearer +(\S+) *$/i.exec(header);
   if (!match?.[1]) throw new DomainError('invalid_service_token');
-  return authenticateServiceToken(store, match[1]);
+  return authenticateServiceToken(deps, match[1]);
 }
 
 /**
@@ -53,7 +60,7 @@ export async function callerOf(store: Store, header: string): Promise<ServiceCal
  */
 export function registerServiceAuth(
   app: FastifyInstance,
-  deps: { store: Store; audit: AuditLog },
+  deps: CallerLookup & { audit: AuditLog },
 ): void {
   app.decorateRequest('caller', null);
   app.decorateRequest('audit', null);
@@ -63,7 +70,7 @@ export function registerServiceAuth(
     if (!grant) return;
     const takesBody = route.schema?.body !== undefined;
     const authorize = async (request: FastifyRequest) => {
-      const caller = await presentedCaller(deps.store, request);
+      const caller = await presentedCaller(deps, request);
       if (!caller) throw new DomainError('missing_service_token');
       if (!caller.grants.has(grant)) throw new DomainError('forbidden');
       // Service bodies are JSON only; the form parser registered for the browser flows must

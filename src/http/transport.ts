@@ -2,7 +2,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyServerFactory, RawServerDefault } from 'fastify';
 import type { AuditLog } from '../domain/audit/audit-log.js';
-import type { Store } from '../domain/store.js';
 import {
   BAD_REQUEST,
   endAfterAnswer,
@@ -12,7 +11,7 @@ import {
   sendClosing,
   UNAVAILABLE,
 } from './client-errors.js';
-import { actorOf, callerOf } from './service-auth.js';
+import { type CallerLookup, actorOf, callerOf } from './service-auth.js';
 
 /**
  * The HTTP server under Fastify, and its shutdown (docs/operations.md, "Shutdown").
@@ -29,7 +28,7 @@ export class Transport {
   readonly #pending = new Set<Promise<void>>();
 
   constructor(
-    private readonly deps: { store: Store; audit: AuditLog },
+    private readonly deps: CallerLookup & { audit: AuditLog },
     private readonly headers: Record<string, string>,
   ) {}
 
@@ -101,7 +100,7 @@ export class Transport {
     if (header === undefined) return sendClosing(res, UNAVAILABLE, this.headers);
     // Audited like any refused request that presented a token. The answer waits for the
     // lookup so that the row is queued before the connection (and so the drain) ends.
-    const audited = callerOf(this.deps.store, header)
+    const audited = callerOf(this.deps, header)
       .catch(() => null)
       .then((caller) => {
         this.deps.audit.enqueue(actorOf(caller), {

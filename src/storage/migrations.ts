@@ -84,4 +84,19 @@ export const migrations: Migration[] = [
       `CREATE INDEX links_identity_idx ON links(identity_id, linked_at)`,
     ],
   },
+  {
+    // Tokens gained a checksum (docs/tokens.md). Rows record the format they were minted
+    // in; the default marks every row written before, or by a process of an older version
+    // during a rolling upgrade, as pre-checksum. The partial indexes hold only such rows,
+    // so "do any remain?" is one index probe and fresh inserts never touch them.
+    id: '0007_token_format',
+    statements: [
+      `ALTER TABLE sessions ADD COLUMN token_format TEXT NOT NULL DEFAULT 'legacy'`,
+      `ALTER TABLE service_tokens ADD COLUMN token_format TEXT NOT NULL DEFAULT 'legacy'`,
+      `ALTER TABLE flows ADD COLUMN token_format TEXT NOT NULL DEFAULT 'legacy'`,
+      `CREATE INDEX sessions_legacy_token_idx ON sessions(expires_at)
+        WHERE token_format = 'legacy' AND revoked_at IS NULL`,
+      `CREATE INDEX flows_legacy_token_idx ON flows(expires_at) WHERE token_format = 'legacy'`,
+    ],
+  },
 ];

@@ -5,6 +5,7 @@ import type { ServiceTokenRecord } from '../domain/service-tokens/service-token.
 import type { SessionRecord } from '../domain/sessions/session.js';
 import type { FlowErrorRecord, FlowRecord } from '../domain/login-flows/flow.js';
 import type { LinkRecord } from '../domain/links/link.js';
+import type { TokenFormat } from '../lib/tokens.js';
 
 /**
  * Tables as Kysely sees them; the rows are the domain's records. Every timestamp is
@@ -13,11 +14,11 @@ import type { LinkRecord } from '../domain/links/link.js';
  */
 export interface Database {
   identities: IdentityRecord;
-  sessions: SessionRecord;
+  sessions: SessionRecord & { token_format: TokenFormat };
   service_tokens: ServiceTokenRecord;
   audit_log: AuditRecord;
   rate_limits: RateLimitHit & { key: string };
-  flows: FlowRecord;
+  flows: FlowRecord & { token_format: TokenFormat };
   flow_errors: FlowErrorRecord;
   links: LinkRecord;
 }

@@ -7,6 +7,7 @@ import { linkQueries } from './queries/links.js';
 import { rateLimitQueries } from './queries/rate-limits.js';
 import { serviceTokenQueries } from './queries/service-tokens.js';
 import { sessionQueries } from './queries/sessions.js';
+import { tokenFormatQueries } from './queries/token-formats.js';
 import { transferQueries } from './queries/transfer.js';
 import type { Database } from './schema.js';
 
@@ -43,7 +44,7 @@ export function createStore(db: Kysely<Database>, inTransaction = false): Store 
       transferQueries(db),
     ),
     Object.assign(auditQueries(db), rateLimitQueries(db), flowQueries(db), linkQueries(db)),
-    transactional,
+    Object.assign(tokenFormatQueries(db), transactional),
   );
   return store;
 }

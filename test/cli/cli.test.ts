@@ -59,6 +59,7 @@ describe('tessera CLI on SQLite', () => {
         grants: ['introspect', 'identity_read'],
         created_at: expect.any(String),
         revoked_at: null,
+        token_format: 'crc32',
         token: expect.stringMatching(/^tess_svc_[A-Za-z0-9_-]{43}$/),
       });
       const db = new BetterSqlite3(box.databaseFile, { readonly: true });
@@ -89,6 +90,7 @@ describe('tessera CLI on SQLite', () => {
         grants: ['introspect', 'identity_read'],
         created_at: created.created_at,
         revoked_at: null,
+        token_format: 'crc32',
       });
     });
 

@@ -28,6 +28,7 @@ describeEachDatabase('housekeeping sweep', (kind) => {
       failed_attempts: 0,
       issued_at: t.clock.now(),
       expires_at: t.clock.now() + expiresIn,
+      token_format: 'crc32' as const,
     });
     await store.insertFlow(flow(newToken('flow'), HOUR / 2));
     const keptFlow = newToken('flow');

@@ -5,7 +5,7 @@ import type { FlowRecord } from '../../src/domain/login-flows/flow.js';
 import type { ServiceTokenRecord } from '../../src/domain/service-tokens/service-token.js';
 import type { SessionRecord } from '../../src/domain/sessions/session.js';
 import { newId } from '../../src/lib/ids.js';
-import { hashToken, newToken } from '../../src/lib/tokens.js';
+import { TOKEN_FORMAT, type TokenFormat, hashToken, newToken } from '../../src/lib/tokens.js';
 
 /** Plain records for storage-level tests; every field can be overridden. */
 export const T0 = Date.parse('2026-11-21T10:00:00.000Z');
@@ -43,8 +43,22 @@ export function sessionRow(
   };
 }
 
-/** Drops the test-only `token` field before handing a session to the store. */
-export function stored({ token: _token, ...record }: SessionRecord & { token: string }) {
+/**
+ * Drops the test-only `token` field before handing a session to the store, with the format
+ * `newToken` mints (a test of pre-checksum tokens says `legacy`).
+ */
+export function stored(
+  { token: _token, ...record }: SessionRecord & { token: string },
+  tokenFormat: TokenFormat = TOKEN_FORMAT,
+): SessionRecord & { token_format: TokenFormat } {
+  return { ...record, token_format: tokenFormat };
+}
+
+/** A session row as a writer that predates token formats inserts it: no `token_format`. */
+export function unmarked({
+  token_format: _format,
+  ...record
+}: SessionRecord & { token_format: TokenFormat }): SessionRecord {
   return record;
 }
 
@@ -57,6 +71,7 @@ export function serviceTokenRow(overrides: Partial<ServiceTokenRecord> = {}): Se
     grants: 'introspect identity_read',
     created_at: T0,
     revoked_at: null,
+    token_format: TOKEN_FORMAT,
     ...overrides,
   };
 }
@@ -75,7 +90,9 @@ export function auditRow(overrides: Partial<AuditRecord> = {}): AuditRecord {
   };
 }
 
-export function flowRow(overrides: Partial<FlowRecord> = {}): FlowRecord {
+export function flowRow(
+  overrides: Partial<FlowRecord & { token_format: TokenFormat }> = {},
+): FlowRecord & { token_format: TokenFormat } {
   return {
     id: newToken('flow'),
     csrf_token: 'csrf-secret',
@@ -84,6 +101,7 @@ export function flowRow(overrides: Partial<FlowRecord> = {}): FlowRecord {
     failed_attempts: 0,
     issued_at: T0,
     expires_at: T0 + 15 * 60_000,
+    token_format: TOKEN_FORMAT,
     ...overrides,
   };
 }

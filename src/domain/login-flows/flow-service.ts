@@ -1,6 +1,6 @@
 import type { Clock } from '../../lib/clock.js';
 import type { RateLimitRule } from '../../lib/rate.js';
-import { isWellFormedToken, newToken, randomSecret, secretsEqual } from '../../lib/tokens.js';
+import { TOKEN_FORMAT, newToken, randomSecret, secretsEqual } from '../../lib/tokens.js';
 import { DomainError, notFound } from '../errors.js';
 import { consumeRateLimit } from '../rate-limit/rate-limiter.js';
 import type { MintedSession } from '../sessions/session.js';
@@ -8,6 +8,7 @@ import { type CompleteSignInDeps, completeSignIn } from '../sign-in/complete-sig
 import type { CredentialFailure, SignInMethod, SignInNotes } from '../sign-in/method.js';
 import type { SignInMethodId } from '../sign-in/methods.js';
 import type { Store } from '../store.js';
+import type { LegacyTokens } from '../tokens/legacy-tokens.js';
 import { addressKey } from './address-key.js';
 import { type FlowErrorRecord, type FlowRecord, isFlowOpen } from './flow.js';
 import { resolveReturnTo } from './return-to.js';
@@ -26,6 +27,13 @@ export interface FlowDeps extends CompleteSignInDeps {
   store: Pick<Store, 'insertFlow' | 'findFlow' | 'listFlowErrors' | 'hitRateLimit' | 'transaction'>;
   clock: Clock;
   flows: FlowSettings;
+  legacyTokens: Pick<LegacyTokens, 'accepts'>;
+}
+
+/** What finding a flow by id needs: the offline id check, then the store. */
+export interface FlowLookup {
+  store: Pick<Store, 'findFlow'>;
+  legacyTokens: Pick<LegacyTokens, 'accepts'>;
 }
 
 export interface FlowStart {
@@ -58,23 +66,26 @@ export async function startFlow(deps: FlowDeps, input: FlowStart): Promise<FlowR
     issued_at: now,
     expires_at: now + deps.flows.ttlMs,
   };
-  await deps.store.insertFlow(flow);
+  await deps.store.insertFlow({ ...flow, token_format: TOKEN_FORMAT });
   return flow;
 }
 
-/** Any flow by id, whatever its state; an id that cannot be a flow id is not looked up. */
-export async function findFlow(store: Pick<Store, 'findFlow'>, id: string): Promise<FlowRecord> {
-  const flow = isWellFormedToken('flow', id) ? await store.findFlow(id) : undefined;
+/**
+ * Any flow by id, whatever its state; an id that cannot be a flow id (its checksum
+ * included, docs/tokens.md) is not looked up.
+ */
+export async function findFlow(deps: FlowLookup, id: string): Promise<FlowRecord> {
+  const flow = deps.legacyTokens.accepts('flow', id) ? await deps.store.findFlow(id) : undefined;
   if (!flow) throw notFound();
   return flow;
 }
 
 export async function findFlowWithErrors(
-  store: Pick<Store, 'findFlow' | 'listFlowErrors'>,
+  deps: FlowLookup & { store: Pick<Store, 'listFlowErrors'> },
   id: string,
 ): Promise<{ flow: FlowRecord; errors: FlowErrorRecord[] }> {
-  const flow = await findFlow(store, id);
-  return { flow, errors: await store.listFlowErrors(flow.id) };
+  const flow = await findFlow(deps, id);
+  return { flow, errors: await deps.store.listFlowErrors(flow.id) };
 }
 
 export interface FlowSubmission {
@@ -121,7 +132,7 @@ export async function submitToFlow<Input, Deps>(
   method: SignInMethod<SignInMethodId, Input, Deps>,
   input: FlowSubmission,
 ): Promise<CompletedFlow> {
-  const flow = await findFlow(deps.store, input.flowId);
+  const flow = await findFlow(deps, input.flowId);
   if (!isFlowOpen(flow, deps.clock.now())) throw new DomainError('invalid_token');
 
   const csrf = input.csrfToken;

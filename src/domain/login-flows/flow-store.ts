@@ -1,7 +1,9 @@
+import type { TokenFormat } from '../../lib/tokens.js';
 import type { FlowErrorRecord, FlowRecord } from './flow.js';
 
 export interface FlowStore {
-  insertFlow(record: FlowRecord): Promise<void>;
+  /** `token_format` records how the flow id was minted (docs/tokens.md). */
+  insertFlow(record: FlowRecord & { token_format: TokenFormat }): Promise<void>;
   findFlow(id: string): Promise<FlowRecord | undefined>;
   listFlowErrors(flowId: string): Promise<FlowErrorRecord[]>;
   /**

@@ -1,9 +1,10 @@
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { hashToken, isWellFormedToken, newToken } from '../../lib/tokens.js';
+import { TOKEN_FORMAT, hashToken, newToken } from '../../lib/tokens.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { DomainError, notFound, validationError } from '../errors.js';
 import type { Store } from '../store.js';
+import type { LegacyTokens } from '../tokens/legacy-tokens.js';
 import { UniqueViolation } from '../unique-violation.js';
 import {
   GRANTS,
@@ -20,13 +21,19 @@ export interface ServiceTokenDeps {
   audit: AuditLog;
 }
 
-/** Bearer authentication: format, then hash lookup; revoked and unknown look the same. */
+/**
+ * Bearer authentication: format and checksum (docs/tokens.md), then hash lookup; revoked
+ * and unknown look the same.
+ */
 export async function authenticateServiceToken(
-  store: Store,
+  deps: {
+    store: Pick<Store, 'findServiceTokenByHash'>;
+    legacyTokens: Pick<LegacyTokens, 'accepts'>;
+  },
   token: string,
 ): Promise<ServiceCaller> {
-  if (!isWellFormedToken('service', token)) throw new DomainError('invalid_service_token');
-  const record = await store.findServiceTokenByHash(hashToken(token));
+  if (!deps.legacyTokens.accepts('service', token)) throw new DomainError('invalid_service_token');
+  const record = await deps.store.findServiceTokenByHash(hashToken(token));
   if (!record || record.revoked_at !== null) throw new DomainError('invalid_service_token');
   return toCaller(record);
 }
@@ -52,6 +59,7 @@ export async function createServiceToken(
     grants: [...new Set(input.grants)].join(' '),
     created_at: deps.clock.now(),
     revoked_at: null,
+    token_format: TOKEN_FORMAT,
   };
   await deps.store.transaction(async (tx) => {
     try {

@@ -1,4 +1,5 @@
 import { toIso } from '../../lib/clock.js';
+import type { TokenFormat } from '../../lib/tokens.js';
 
 export const GRANTS = [
   'introspect',
@@ -24,6 +25,8 @@ export interface ServiceTokenRecord {
   grants: string;
   created_at: number;
   revoked_at: number | null;
+  /** `legacy`: minted before checksums; operators rotate these (docs/tokens.md). */
+  token_format: TokenFormat;
 }
 
 /** The authenticated caller of a service endpoint. */
@@ -55,6 +58,7 @@ export interface ServiceTokenView {
   grants: Grant[];
   created_at: string;
   revoked_at: string | null;
+  token_format: TokenFormat;
 }
 
 export function toServiceTokenView(record: ServiceTokenRecord): ServiceTokenView {
@@ -64,5 +68,6 @@ export function toServiceTokenView(record: ServiceTokenRecord): ServiceTokenView
     grants: record.grants.split(' ').filter(isGrant),
     created_at: toIso(record.created_at),
     revoked_at: record.revoked_at === null ? null : toIso(record.revoked_at),
+    token_format: record.token_format,
   };
 }

@@ -1,10 +1,11 @@
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { hashToken, isWellFormedToken, newToken } from '../../lib/tokens.js';
+import { TOKEN_FORMAT, hashToken, isWellFormedToken, newToken } from '../../lib/tokens.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { DomainError, notFound } from '../errors.js';
 import { type IdentityRecord, requireIdentityId } from '../identities/identity.js';
 import type { Store } from '../store.js';
+import type { LegacyTokens } from '../tokens/legacy-tokens.js';
 import {
   type AuthenticationMethod,
   type MintedSession,
@@ -18,6 +19,8 @@ export interface SessionDeps {
   clock: Clock;
   audit: AuditLog;
   sessionTtlMs: number;
+  /** The offline token check (checksum, or pre-checksum tokens while any remain). */
+  legacyTokens: Pick<LegacyTokens, 'accepts'>;
 }
 
 /**
@@ -41,17 +44,17 @@ export async function mintSession(
     expires_at: now + deps.sessionTtlMs,
     revoked_at: null,
   };
-  await tx.insertSession(record);
+  await tx.insertSession({ ...record, token_format: TOKEN_FORMAT });
   return { session: toSession(record, identity), token };
 }
 
 /**
- * The check behind whoami and /v1/sessions/verify: format first (garbage never reaches
- * storage), then one lookup, then revoked -> expired -> disabled. No caching, so a
- * revocation or a disable takes effect on the very next request.
+ * The check behind whoami and /v1/sessions/verify: format and checksum first (garbage and
+ * typos never reach storage), then one lookup, then revoked -> expired -> disabled. No
+ * caching, so a revocation or a disable takes effect on the very next request.
  */
 export async function verifySession(deps: SessionDeps, token: unknown): Promise<Session> {
-  if (!isWellFormedToken('session', token)) throw new DomainError('invalid_token');
+  if (!deps.legacyTokens.accepts('session', token)) throw new DomainError('invalid_token');
   const found = await deps.store.findSessionByTokenHash(hashToken(token));
   if (!found || found.session.revoked_at !== null) throw new DomainError('invalid_token');
   if (found.session.expires_at <= deps.clock.now()) throw new DomainError('session_expired');
@@ -59,13 +62,27 @@ export async function verifySession(deps: SessionDeps, token: unknown): Promise<
   return toSession(found.session, found.identity);
 }
 
-/** Idempotent: an unknown, expired or already revoked well-formed token is not an error. */
+/**
+ * Idempotent: an unknown, expired or already revoked well-formed token is not an error.
+ * One whose checksum rules it out (docs/tokens.md) names no session: it is audited like an
+ * unknown token, without a lookup.
+ */
 export async function revokeSessionByToken(
   deps: SessionDeps,
   actor: Actor,
   token: string,
 ): Promise<void> {
   if (!isWellFormedToken('session', token)) throw new DomainError('invalid_token');
+  if (!deps.legacyTokens.accepts('session', token)) {
+    await deps.store.transaction((tx) =>
+      deps.audit.write(tx, actor, {
+        action: 'session_revoke',
+        target_identity: null,
+        details: { session_id: null },
+      }),
+    );
+    return;
+  }
   const tokenHash = hashToken(token);
   await deps.store.transaction(async (tx) => {
     const found = await tx.findSessionByTokenHash(tokenHash);

@@ -1,3 +1,4 @@
+import type { TokenFormat } from '../../lib/tokens.js';
 import type { IdentityRecord } from '../identities/identity.js';
 import type { SessionRecord } from './session.js';
 
@@ -7,7 +8,8 @@ export interface SessionWithIdentity {
 }
 
 export interface SessionStore {
-  insertSession(record: SessionRecord): Promise<void>;
+  /** `token_format` records how the token was minted (docs/tokens.md). */
+  insertSession(record: SessionRecord & { token_format: TokenFormat }): Promise<void>;
   /** The hot path: one indexed lookup joining the identity. */
   findSessionByTokenHash(tokenHash: string): Promise<SessionWithIdentity | undefined>;
   findSessionById(id: string): Promise<SessionRecord | undefined>;

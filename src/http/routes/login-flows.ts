@@ -10,7 +10,7 @@ import {
 import { signInNotes } from '../../domain/sign-in/method.js';
 import type { SignInMethodDeps } from '../../domain/sign-in/methods.js';
 import { toIso } from '../../lib/clock.js';
-import { isWellFormedToken, secretsEqual } from '../../lib/tokens.js';
+import { secretsEqual } from '../../lib/tokens.js';
 import { CLIENT_IP_HEADER, clientAddress } from '../client-address.js';
 import { setSessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
@@ -116,7 +116,7 @@ const OPTIONAL_SERVICE_TOKEN: Record<string, string[]>[] = [{}, { serviceToken: 
 async function addressOf(deps: AppDeps, request: FastifyRequest): Promise<string> {
   const bearer = /^Bearer\s/i.test(request.headers.authorization ?? '');
   const stated = request.headers[CLIENT_IP_HEADER] !== undefined;
-  const caller = bearer || stated ? await presentedCaller(deps.store, request) : null;
+  const caller = bearer || stated ? await presentedCaller(deps, request) : null;
   return clientAddress(request, caller);
 }
 
@@ -208,7 +208,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
     },
     async (request, reply) => {
       await addressOf(deps, request);
-      const { flow, errors } = await findFlowWithErrors(deps.store, request.params.id);
+      const { flow, errors } = await findFlowWithErrors(deps, request.params.id);
       // External login UI mode: the UI's script needs the token to submit the flow the
       // 303 sent it. Only its origin gets it (CORS lets no other page read this anyway),
       // and only with the cookie set at that 303, so a flow id seen elsewhere (history,
@@ -231,7 +231,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
   ): Promise<FastifyReply> {
     const now = deps.clock.now();
     const id = request.params.id;
-    const flow = isWellFormedToken('flow', id)
+    const flow = deps.legacyTokens.accepts('flow', id)
       ? await deps.store.findFlow(id).catch(() => undefined)
       : undefined;
     const body = (request.body ?? {}) as Record<string, unknown>;

@@ -110,6 +110,7 @@ const SERVICE_TOKEN_COLUMNS = {
   grants: true,
   created_at: true,
   revoked_at: true,
+  token_format: true,
 } satisfies Record<keyof ServiceTokenRecord, true>;
 
 const list = (columns: object) => Object.keys(columns).join(', ');

@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import {
+  TOKEN_PREFIX,
+  type TokenKind,
+  isWellFormedToken,
+  newToken,
+  tokenShape,
+} from '../../src/lib/tokens.js';
+
+const KINDS = Object.keys(TOKEN_PREFIX) as TokenKind[];
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** docs/tokens.md "Format", recomputed here from the definition, not from src/lib. */
+function checksumHolds(prefix: string, secret: string): boolean {
+  const bytes = Buffer.from(secret, 'base64url');
+  const expected = crc32(Buffer.concat([Buffer.from(prefix, 'ascii'), bytes.subarray(0, 28)]));
+  return bytes.length === 32 && bytes.readUInt32BE(28) === expected;
+}
+
+describe('token format', () => {
+  it('uses the IEEE CRC-32 of zlib', () => {
+    expect(crc32('123456789')).toBe(0xcbf43926);
+  });
+
+  it.each(KINDS)(
+    'mints %s tokens: prefix, 43 base64url characters, CRC-32 of prefix and 28 random bytes',
+    (kind) => {
+      const prefix = TOKEN_PREFIX[kind];
+      const seen = new Set<string>();
+      for (let i = 0; i < 1000; i++) {
+        const token = newToken(kind);
+        seen.add(token);
+        expect(token.startsWith(prefix)).toBe(true);
+        const secret = token.slice(prefix.length);
+        expect(secret).toMatch(/^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/);
+        expect(checksumHolds(prefix, secret)).toBe(true);
+        expect(isWellFormedToken(kind, token)).toBe(true);
+        expect(tokenShape(kind, token)).toBe('crc32');
+      }
+      expect(seen.size).toBe(1000);
+    },
+  );
+
+  it('ties the checksum to the prefix: a token of one kind under another prefix fails', () => {
+    for (const kind of KINDS) {
+      const secret = newToken(kind).slice(TOKEN_PREFIX[kind].length);
+      for (const other of KINDS.filter((k) => k !== kind)) {
+        expect(tokenShape(other, TOKEN_PREFIX[other] + secret)).toBe('unchecked');
+      }
+    }
+  });
+
+  it('catches every one-character typo and every swap of neighbours', () => {
+    let variants = 0;
+    for (const kind of KINDS) {
+      for (let n = 0; n < 5; n++) {
+        const token = newToken(kind);
+        for (let at = TOKEN_PREFIX[kind].length; at < token.length; at++) {
+          for (const c of BASE64URL) {
+            if (c === token[at]) continue;
+            variants++;
+            expect(tokenShape(kind, token.slice(0, at) + c + token.slice(at + 1))).not.toBe(
+              'crc32',
+            );
+          }
+          if (at + 1 < token.length && token[at] !== token[at + 1]) {
+            const swapped = token.slice(0, at) + token[at + 1] + token[at] + token.slice(at + 2);
+            expect(tokenShape(kind, swapped)).not.toBe('crc32');
+          }
+        }
+      }
+    }
+    expect(variants).toBe(3 * 5 * 43 * 63);
+  });
+
+  it('sorts what is presented: checksummed, unchecked (pre-checksum or mistyped), malformed', () => {
+    const token = newToken('session');
+    const legacy = `tess_s_${randomBytes(32).toString('base64url')}`;
+    expect(['unchecked', 'crc32']).toContain(tokenShape('session', legacy));
+    expect(tokenShape('session', token.slice(0, -1))).toBe('malformed');
+    expect(tokenShape('session', `${token}A`)).toBe('malformed');
+    // No encoder ends 32 bytes with a character whose two low bits are set.
+    expect(tokenShape('session', `${token.slice(0, -1)}B`)).toBe('malformed');
+    expect(tokenShape('session', token.replace('tess_s_', 'tess_x_'))).toBe('malformed');
+    expect(tokenShape('session', token.replace(/.$/, '='))).toBe('malformed');
+    for (const value of [undefined, null, 42, {}, '', 'tess_s_']) {
+      expect(tokenShape('session', value)).toBe('malformed');
+    }
+  });
+});
