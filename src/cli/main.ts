@@ -6,6 +6,7 @@ import { cliActor, withServices } from './context.js';
 import { exitStatus, reportFailure, toFailure } from './failure.js';
 import { identityCommands } from './identity.js';
 import { printJson, wantsJson } from './output.js';
+import { pepperCommands } from './pepper.js';
 import { svcCommands } from './svc.js';
 import { packageVersion } from './version.js';
 
@@ -67,6 +68,7 @@ program
 
 auditCommands(program);
 identityCommands(program);
+pepperCommands(program);
 svcCommands(program);
 
 try {
