@@ -118,7 +118,10 @@ export function transferCommands(identity: Command): void {
       const { written, complete } = await withServices(async (deps) => {
         await auditExport(deps, cliActor(), options);
         let count = 0;
-        for await (const line of exportIdentities({ ...deps, transfer: hashTransferFor(deps.hasher) }, options)) {
+        for await (const line of exportIdentities(
+          { ...deps, transfer: hashTransferFor(deps.hasher) },
+          options,
+        )) {
           if (!(await out.write(JSON.stringify(line)))) return { written: count, complete: false };
           count += 1;
         }

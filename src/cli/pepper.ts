@@ -21,11 +21,14 @@ export function pepperCommands(program: Command): void {
       if (options.json) return printJson(status);
       for (const pepper of status.peppers) {
         const untagged = pepper.untagged > 0 ? ` (${pepper.untagged} untagged)` : '';
-        const droppable = pepper.role === 'previous' && pepper.hashes === 0 ? '; can be dropped' : '';
+        const droppable =
+          pepper.role === 'previous' && pepper.hashes === 0 ? '; can be dropped' : '';
         console.log(
           `${pepper.id}  ${pepper.hashes} hash(es)${untagged}  ${ROLE_NOTE[pepper.role]}${droppable}`,
         );
       }
-      console.log(`imported, no pepper: ${status.imported}; no password: ${status.without_password}`);
+      console.log(
+        `imported, no pepper: ${status.imported}; no password: ${status.without_password}`,
+      );
     });
 }

@@ -27,7 +27,13 @@ export interface PepperRing {
  * string format writes a `keyid`). One-way: with a random pepper it reveals nothing.
  */
 export function pepperId(pepper: string): string {
-  const bytes = hkdfSync('sha256', Buffer.from(pepper, 'utf8'), Buffer.alloc(0), 'tessera pepper id', 6);
+  const bytes = hkdfSync(
+    'sha256',
+    Buffer.from(pepper, 'utf8'),
+    Buffer.alloc(0),
+    'tessera pepper id',
+    6,
+  );
   return Buffer.from(bytes).toString('base64');
 }
 
