@@ -65,6 +65,13 @@ describe('pepper ids', () => {
       current: pepperId(NEW),
       previous: [pepperId('a middle pepper'), pepperId(OLD)],
     });
+    // Staged: the new pepper known everywhere before it becomes current; the old one,
+    // still current, listed last stays the one untagged hashes are read as.
+    const staged = await hasherWith(OLD, [NEW, OLD]);
+    expect(staged.peppers).toEqual({ current: pepperId(OLD), previous: [pepperId(NEW)] });
+    expect(staged.pepperOf(untagged)).toEqual({ id: pepperId(OLD), tagged: false, known: true });
+    expect(await staged.verify(untagged, PASSWORD)).toBe(true);
+    expect(readPepperId(await staged.hash(PASSWORD)).id).toBe(pepperId(OLD));
   });
 
   it('a hash whose pepper is gone verifies no password, the right one included', async () => {

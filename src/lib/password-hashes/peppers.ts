@@ -38,11 +38,13 @@ export function pepperId(pepper: string): string {
 }
 
 export function createPepperRing(current: string, previous: readonly string[] = []): PepperRing {
+  const texts = [current, ...previous];
   const all: Pepper[] = [];
   const index = new Map<string, Pepper>();
-  for (const text of [current, ...previous]) {
+  for (const text of texts) {
     const pepper = { id: pepperId(text), secret: Buffer.from(text, 'utf8') };
-    // The same pepper listed twice (current also among the previous) is one pepper.
+    // The same pepper listed twice (the current one also among the previous, as when a new
+    // pepper is staged before it becomes current) is one pepper.
     if (index.has(pepper.id)) continue;
     index.set(pepper.id, pepper);
     all.push(pepper);
@@ -50,7 +52,8 @@ export function createPepperRing(current: string, previous: readonly string[] = 
   return {
     current: all[0]!,
     all,
-    untagged: all[all.length - 1]!,
+    // The last entry as written, even when it repeats the current one.
+    untagged: index.get(pepperId(texts[texts.length - 1]!))!,
     byId: (id) => index.get(id),
   };
 }
