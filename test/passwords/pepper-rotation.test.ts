@@ -144,7 +144,7 @@ describeEachDatabase('pepper rotation', (kind) => {
       (row: AuditEntry) => row.action === 'password_rehash' && row.target_identity === identityId,
     );
   const status = async (pepper: string, previous: string[]) => {
-    const env = { ...cliEnvFor(box, db), SERVICE_PASSWORD_PEPPER: pepper };
+    const env: Record<string, string> = { ...cliEnvFor(box, db), SERVICE_PASSWORD_PEPPER: pepper };
     if (previous.length > 0) env.SERVICE_PASSWORD_PEPPERS_PREVIOUS = previous.join(',');
     const json = await runCli(['pepper', 'status', '--json'], env);
     const text = await runCli(['pepper', 'status'], env);
