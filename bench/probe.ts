@@ -67,6 +67,9 @@ const acceptAll: PasswordHasher = {
   verify: async () => true,
   verifyDummy: async () => false,
   foreignScheme: () => null,
+  // No pepper to speak of: the probe's hashes are never stale, so never rehashed.
+  pepperOf: () => null,
+  peppers: { current: 'probe', previous: [] },
 };
 const accessLog = values['access-log']
   ? { SERVICE_ACCESS_LOG: 'on', SERVICE_LOG_LEVEL: 'info' }

@@ -54,6 +54,7 @@ export async function buildServices(
       (await createArgon2Hasher({
         ...config.argon2,
         pepper: resolvePepper(config, (message) => log.warn(message)),
+        previousPeppers: config.passwordPeppersPrevious,
         concurrency: config.hashConcurrency,
       }));
     const audit = new AuditLog(store, clock, config.auditFlushMs, (error, lost) =>

@@ -12,6 +12,8 @@ export interface Config {
   dbPoolSize: number;
   sqliteSynchronous: 'normal' | 'full';
   passwordPepper: string | null;
+  /** SERVICE_PASSWORD_PEPPERS_PREVIOUS: retired peppers, newest first, that still verify. */
+  passwordPeppersPrevious: string[];
   /** SERVICE_ENCRYPTION_KEY: seals secrets kept at rest (TOTP secrets, OIDC signing keys). */
   encryptionKey: string | null;
   /** SERVICE_ENCRYPTION_KEYS_PREVIOUS: retired keys that still open what they sealed. */
@@ -222,6 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbPoolSize: number(env, 'SERVICE_DB_POOL_SIZE', { min: 1, integer: true }),
     sqliteSynchronous: oneOf(env, 'SERVICE_SQLITE_SYNCHRONOUS', ['normal', 'full'] as const),
     passwordPepper: optional(env, 'SERVICE_PASSWORD_PEPPER'),
+    passwordPeppersPrevious: secretList(env, 'SERVICE_PASSWORD_PEPPERS_PREVIOUS'),
     encryptionKey: optional(env, 'SERVICE_ENCRYPTION_KEY'),
     encryptionKeysPrevious: secretList(env, 'SERVICE_ENCRYPTION_KEYS_PREVIOUS'),
     privilegedWindowMs:

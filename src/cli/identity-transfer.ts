@@ -12,7 +12,7 @@ import {
   type ImportSummary,
   importIdentities,
 } from '../domain/identity-transfer/import-identities.js';
-import { hashTransfer } from '../lib/password-hashes/transfer.js';
+import { hashTransferFor } from '../lib/password-hashes/transfer.js';
 import { cliActor, withServices } from './context.js';
 import { EXIT_FAILED, EXIT_INVALID } from './failure.js';
 import { utf8Lines } from './lines.js';
@@ -97,7 +97,7 @@ export function transferCommands(identity: Command): void {
       const progress = progressBar(process.stderr, 'importing');
       const outcome = await withServices((deps) =>
         importIdentities(
-          { ...deps, transfer: hashTransfer },
+          { ...deps, transfer: hashTransferFor(deps.hasher) },
           cliActor(),
           utf8Lines(source),
           (done, total) => progress.update(done, total),
@@ -118,7 +118,10 @@ export function transferCommands(identity: Command): void {
       const { written, complete } = await withServices(async (deps) => {
         await auditExport(deps, cliActor(), options);
         let count = 0;
-        for await (const line of exportIdentities({ ...deps, transfer: hashTransfer }, options)) {
+        for await (const line of exportIdentities(
+          { ...deps, transfer: hashTransferFor(deps.hasher) },
+          options,
+        )) {
           if (!(await out.write(JSON.stringify(line)))) return { written: count, complete: false };
           count += 1;
         }

@@ -7,6 +7,7 @@ import { exitStatus, reportFailure, toFailure } from './failure.js';
 import { identityCommands } from './identity.js';
 import { legacyTokenCommands } from './legacy-tokens.js';
 import { printJson, wantsJson } from './output.js';
+import { pepperCommands } from './pepper.js';
 import { svcCommands } from './svc.js';
 import { packageVersion } from './version.js';
 
@@ -68,6 +69,7 @@ program
 
 auditCommands(program);
 identityCommands(program);
+pepperCommands(program);
 svcCommands(program);
 legacyTokenCommands(program);
 

@@ -147,7 +147,7 @@ describe('tessera CLI on SQLite', () => {
         .prepare('SELECT password_hash FROM identities WHERE id = ?')
         .get(alice.id) as { password_hash: string };
       db.close();
-      expect(hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+      expect(hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1,keyid=[A-Za-z0-9+/]{8}\$/);
       const hasher = await createArgon2Hasher({
         memoryKib: 19456,
         iterations: 2,

@@ -77,6 +77,8 @@ describe('verifying an imported hash', () => {
           dummies += 1;
           return false;
         },
+        pepperOf: () => null,
+        peppers: { current: 'unused', previous: [] },
       },
       1,
     );

@@ -13,4 +13,19 @@ export interface PasswordHasher {
    * its own. Non-null after a successful `verify` means: store a fresh `hash` instead.
    */
   foreignScheme(passwordHash: string): string | null;
+  /**
+   * The pepper one of Tessera's own hashes was made with (by id, never the pepper), or null
+   * for an imported hash. A hash written before hashes named their pepper (`tagged` false)
+   * is read as the oldest configured pepper's. `known`: that pepper is still configured;
+   * if not, the hash verifies no password.
+   */
+  pepperOf(passwordHash: string): HashPepper | null;
+  /** The ids of the configured peppers: new hashes use `current`. */
+  readonly peppers: { current: string; previous: readonly string[] };
+}
+
+export interface HashPepper {
+  id: string;
+  tagged: boolean;
+  known: boolean;
 }

@@ -13,19 +13,36 @@ export interface RehashDeps {
 const TESSERA: Actor = { service_name: null, service_id: null };
 
 /**
- * After a password verified against an imported hash (bcrypt, PBKDF2, scrypt, an
- * unpeppered argon2): store Tessera's own argon2id with the pepper instead, audited as a
- * credential change. The swap only happens if the stored hash is still the one that
- * verified, so a password set meanwhile is never overwritten with the older one.
+ * Why a stored hash that just verified should be replaced, as the audit row says it, or
+ * null to keep it: an imported hash (bcrypt, PBKDF2, scrypt, an unpeppered argon2), or
+ * Tessera's own made with a retired pepper or before hashes named their pepper.
  */
-export async function replaceImportedHash(
+function staleness(hasher: PasswordHasher, stored: string): Record<string, unknown> | null {
+  const scheme = hasher.foreignScheme(stored);
+  if (scheme !== null) return { from: scheme };
+  const pepper = hasher.pepperOf(stored);
+  if (pepper === null || (pepper.tagged && pepper.id === hasher.peppers.current)) return null;
+  return {
+    from: 'tessera',
+    from_pepper: pepper.tagged ? pepper.id : null,
+    to_pepper: hasher.peppers.current,
+  };
+}
+
+/**
+ * After a password verified against a stale hash (see `staleness`): store Tessera's own
+ * argon2id with the current pepper instead, audited as a credential change. The swap only
+ * happens if the stored hash is still the one that verified, so a password set meanwhile
+ * is never overwritten with the older one.
+ */
+export async function replaceStaleHash(
   deps: RehashDeps,
   identity: IdentityRecord,
   password: string,
 ): Promise<void> {
   const stored = identity.password_hash;
-  const scheme = stored === null ? null : deps.hasher.foreignScheme(stored);
-  if (stored === null || scheme === null) return;
+  const details = stored === null ? null : staleness(deps.hasher, stored);
+  if (stored === null || details === null) return;
   // Hashed before the transaction: argon2 must never hold a database lock.
   const fresh = await deps.hasher.hash(password);
   await deps.store.transaction(async (tx) => {
@@ -33,7 +50,7 @@ export async function replaceImportedHash(
     await deps.audit.write(tx, TESSERA, {
       action: 'password_rehash',
       target_identity: identity.id,
-      details: { credential: 'password', from: scheme },
+      details: { credential: 'password', ...details },
     });
   });
 }

@@ -27,6 +27,10 @@ export function withImportedHashes(
       ]);
       return ok;
     },
+    pepperOf(passwordHash) {
+      return passwordHash.startsWith(IMPORTED_PREFIX) ? null : own.pepperOf(passwordHash);
+    },
+    peppers: own.peppers,
     foreignScheme(passwordHash) {
       if (!passwordHash.startsWith(IMPORTED_PREFIX)) return null;
       const foreign = readForeignHash(passwordHash.slice(IMPORTED_PREFIX.length));

@@ -11,6 +11,7 @@ import { sqliteDialect } from './driver.js';
 import { translateSqliteError } from './errors.js';
 import { sqlitePreparedReads } from './prepared-reads.js';
 import { withStatementCache } from './statement-cache.js';
+import { sqliteUnsyncedWrites } from './unsynced-writes.js';
 
 export interface SqliteOptions {
   /** A file path, or `:memory:` for tests. */
@@ -36,12 +37,13 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
   // From here on SQLite never sleeps inside a call (that would freeze the event loop):
   // a busy database fails at once and busy.ts waits on timers.
   raw.pragma('busy_timeout = 0');
-  const db = new Kysely<Database>({
-    dialect: sqliteDialect({ raw, prepare: withStatementCache(raw).prepare, timeoutMs }),
-  });
+  const { prepare } = withStatementCache(raw);
+  const db = new Kysely<Database>({ dialect: sqliteDialect({ raw, prepare, timeoutMs }) });
   const store = createStore(db);
+  const synchronous = options.synchronous;
   return {
     ...store,
+    ...sqliteUnsyncedWrites({ raw, db, fallback: store, prepare, timeoutMs, synchronous }),
     ...sqlitePreparedReads(raw, store, timeoutMs),
     ...sqliteAuditBatch(raw, store, timeoutMs),
     dialect: 'sqlite',

@@ -6,7 +6,7 @@ import type { PasswordHasher } from '../../passwords/password-hasher.js';
 import { consumeRateLimit } from '../../rate-limit/rate-limiter.js';
 import type { Store } from '../../store.js';
 import type { SignInMethod, SignInOutcome } from '../method.js';
-import { type RehashDeps, replaceImportedHash } from '../../passwords/rehash.js';
+import { type RehashDeps, replaceStaleHash } from '../../passwords/rehash.js';
 
 export interface PasswordInput {
   username: string;
@@ -66,8 +66,8 @@ export const passwordMethod = {
       : await deps.hasher.verifyDummy(input.password);
     if (!identity || !ok) return { failure: 'invalid_credentials' };
     if (identity.state !== 'active') return { failure: 'identity_disabled' };
-    // An imported hash (bcrypt, PBKDF2, scrypt, unpeppered argon2) becomes Tessera's own.
-    await replaceImportedHash(deps, identity, input.password);
+    // An imported hash, or one under an old pepper, becomes one under the current pepper.
+    await replaceStaleHash(deps, identity, input.password);
     return { identity };
   },
 } as const satisfies SignInMethod<'password', PasswordInput, PasswordMethodDeps>;
