@@ -24,7 +24,7 @@ export interface TesseraProcess {
   legacyTokens: boolean;
   serve: ServeProcess;
   /** Runs a `tessera` CLI command on this server's database and returns its JSON answer. */
-  cli<T = unknown>(args: string[]): Promise<T>;
+  cli<T = unknown>(args: string[], input?: string): Promise<T>;
   stop(): Promise<void>;
 }
 
@@ -41,7 +41,7 @@ export async function startTessera(env: Record<string, string> = {}): Promise<Te
     serviceToken: token,
     legacyTokens: checkToken('service', token) !== 'ok',
     serve,
-    cli: (args) => cliJson(args, box.env),
+    cli: (args, input) => cliJson(args, box.env, input),
     async stop() {
       if (serve.child.exitCode === null) serve.child.kill('SIGTERM');
       await serve.exited;
