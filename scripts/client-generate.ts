@@ -27,7 +27,8 @@ const HEADER = `/**
 /** Each generated file's path and the content a fresh generation gives it. */
 export async function generateClientFiles(): Promise<{ path: string; content: string }[]> {
   const document = await buildOpenApiDocument();
-  const ast = await openapiTS(document as never, { silent: true });
+  // A default makes a field optional to send, not present in answers: keep it optional.
+  const ast = await openapiTS(document as never, { silent: true, defaultNonNullable: false });
   return [
     {
       path: resolve(packageDir, 'openapi.json'),

@@ -547,7 +547,7 @@ export interface components {
             /** @description subject: opaque, 1-255 bytes of UTF-8, matched exactly */
             subject: string;
             /** @default false */
-            verified: boolean;
+            verified?: boolean;
         };
         LinkKey: {
             /** @description provider: opaque, 1-255 bytes of UTF-8, matched exactly */
