@@ -26,7 +26,7 @@ describe('the client against a real Tessera process', () => {
 
   beforeAll(async () => {
     tessera = await startTessera({
-      SERVICE_RATE_LIMIT_FLOW_CREATE_IP: '2/1s',
+      SERVICE_RATE_LIMIT_FLOW_CREATE_IP: '2/2s',
       SERVICE_RETURN_TO_ALLOWED: 'http://app.example',
     });
     client = createTesseraClient({
@@ -141,11 +141,13 @@ describe('the client against a real Tessera process', () => {
         return new Promise((resolve) => setTimeout(resolve, ms));
       },
     });
-    // Flow creation is limited to 2 per second per address here: among five quick calls at
-    // least one is refused with retry_after 1, waited out and retried.
-    for (let i = 0; i < 5; i += 1) expect((await patient.startLogin()).state).toBe('created');
+    // Flow creation is limited to 2 per 2 s per address here: quick calls soon meet the
+    // limit; the refused one is waited out (retry_after 1 or 2) and retried, and succeeds.
+    for (let i = 0; i < 10 && delays.length === 0; i += 1) {
+      expect((await patient.startLogin()).state).toBe('created');
+    }
     expect(delays.length).toBeGreaterThan(0);
-    expect(new Set(delays)).toEqual(new Set([1000]));
+    for (const delay of delays) expect([1000, 2000]).toContain(delay);
 
     const waited = delays.length;
     const impatient = createTesseraClient({
@@ -157,7 +159,7 @@ describe('the client against a real Tessera process', () => {
       },
     });
     let limited: unknown;
-    for (let i = 0; i < 5 && !limited; i += 1) {
+    for (let i = 0; i < 10 && !limited; i += 1) {
       limited = await impatient.startLogin().then(
         () => undefined,
         (error: unknown) => error,
@@ -168,8 +170,8 @@ describe('the client against a real Tessera process', () => {
       code: 'rate_limited',
       status: 429,
       retryable: true,
-      retryAfter: 1,
     });
+    expect([1, 2]).toContain((limited as TesseraError).retryAfter);
     expect(delays).toHaveLength(waited);
   });
 
