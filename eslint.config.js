@@ -3,7 +3,16 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['dist/', 'node_modules/', 'data/', 'bench/results/', 'bench/.data/', 'test-results/'],
+    ignores: [
+      'dist/',
+      'node_modules/',
+      'data/',
+      'bench/results/',
+      'bench/.data/',
+      'test-results/',
+      'packages/*/dist/',
+      'packages/client/src/generated/',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

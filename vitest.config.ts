@@ -1,8 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // Workspace packages resolve to their TypeScript sources (the `tessera-source` export
+  // condition), so tests never run a stale build.
+  resolve: { conditions: ['tessera-source'] },
+  ssr: { resolve: { conditions: ['tessera-source'] } },
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two cores: two workers keep SQLite and PostgreSQL suites running side by side.

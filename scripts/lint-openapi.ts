@@ -11,26 +11,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { buildOpenApiDocument } from './openapi-document.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({ options: { out: { type: 'string' } } });
 
-const config = loadConfig({
-  SERVICE_DATABASE_URL: ':memory:',
-  SERVICE_PASSWORD_PEPPER: 'openapi-lint',
-  SERVICE_ENCRYPTION_KEY: 'openapi-lint-encryption-key',
-  SERVICE_LOG_LEVEL: 'silent',
-});
-const built = await buildApp(config);
-const res = await built.app.inject({ method: 'GET', url: '/v1/openapi.json' });
-await built.close();
-if (res.statusCode !== 200) throw new Error(`GET /v1/openapi.json answered ${res.statusCode}`);
+const document = await buildOpenApiDocument();
 
 const tempDir = values.out ? undefined : mkdtempSync(join(tmpdir(), 'tessera-openapi-'));
 const file = values.out ? resolve(values.out) : join(tempDir!, 'openapi.json');
-writeFileSync(file, `${JSON.stringify(res.json(), null, 2)}\n`);
+writeFileSync(file, `${JSON.stringify(document, null, 2)}\n`);
 
 const lint = spawnSync(
   join(root, 'node_modules', '.bin', 'redocly'),

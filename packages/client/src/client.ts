@@ -1,0 +1,287 @@
+import createClient, { type Client } from 'openapi-fetch';
+import { TesseraError } from './errors.js';
+import { unwrap } from './call.js';
+import { loginPageUrl } from './login-url.js';
+import type { paths } from './generated/openapi.js';
+import { TOKEN_PREFIX, checkToken, isAcceptableToken } from './tokens.js';
+import { createTransport, type TransportOptions } from './transport.js';
+import type {
+  CompletedFlow,
+  FlowPasswordSubmission,
+  FlowWithErrors,
+  Identity,
+  Link,
+  LinkAttachment,
+  LinkKey,
+  LinkSignIn,
+  LinkSignInResult,
+  MintedSession,
+  PasswordCredentials,
+  ProfileUpdate,
+  Readiness,
+  Registration,
+  RevokedSessions,
+  Session,
+  SessionRevocation,
+  StartedFlow,
+} from './types.js';
+
+export interface TesseraClientOptions extends TransportOptions {
+  /** Tessera's base URL, e.g. `https://auth.example.com`. */
+  baseUrl: string;
+  /** A service token (`tess_svc_…`) for the service endpoints; its grants decide what works. */
+  serviceToken?: string;
+  /**
+   * Accept tokens whose checksum fails (minted before Tessera's tokens carried one) instead
+   * of refusing them offline. Default false.
+   */
+  acceptLegacyTokens?: boolean;
+  /** Extra headers on every request (a User-Agent, say). */
+  headers?: Record<string, string>;
+}
+
+/** Per call: an abort signal and, for a `browser_proxy` caller, the end user's address. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Sent as `X-Service-Client-Ip` (needs the `browser_proxy` grant). */
+  clientIp?: string;
+}
+
+/** The raw typed openapi-fetch client, for endpoints this wrapper does not name yet. */
+export type RawClient = Client<paths, 'application/json'>;
+
+export interface TesseraClient {
+  readonly raw: RawClient;
+  /** The base URL the client was made with. */
+  readonly baseUrl: string;
+  /** Whether tokens failing their checksum are sent on rather than refused offline. */
+  readonly acceptLegacyTokens: boolean;
+  getIdentity(id: string, options?: CallOptions): Promise<Identity>;
+  lookupIdentityByUsername(username: string, options?: CallOptions): Promise<Identity>;
+  updateProfile(id: string, update: ProfileUpdate, options?: CallOptions): Promise<Identity>;
+  register(registration: Registration, options?: CallOptions): Promise<Identity>;
+  registerAndAuthenticate(
+    registration: Registration,
+    options?: CallOptions,
+  ): Promise<MintedSession>;
+  authenticatePassword(
+    credentials: PasswordCredentials,
+    options?: CallOptions,
+  ): Promise<MintedSession>;
+  verifySession(token: string, options?: CallOptions): Promise<Session>;
+  revokeSession(revocation: SessionRevocation, options?: CallOptions): Promise<void>;
+  revokeIdentitySessions(id: string, options?: CallOptions): Promise<RevokedSessions>;
+  authenticateLink(signIn: LinkSignIn, options?: CallOptions): Promise<LinkSignInResult>;
+  createLink(id: string, link: LinkAttachment, options?: CallOptions): Promise<Link>;
+  listLinks(id: string, options?: CallOptions): Promise<Link[]>;
+  deleteLink(id: string, key: LinkKey, options?: CallOptions): Promise<void>;
+  /** The session of a session token, read as the browser's cookie would be. */
+  whoami(sessionToken: string, options?: CallOptions): Promise<Session>;
+  /** Revokes the session of a session token, as the browser's logout would. */
+  logout(sessionToken: string, options?: CallOptions): Promise<void>;
+  startLogin(start?: { returnTo?: string } & CallOptions): Promise<StartedFlow>;
+  getFlow(flowId: string, options?: CallOptions): Promise<FlowWithErrors>;
+  submitFlowPassword(
+    flowId: string,
+    submission: FlowPasswordSubmission,
+    options?: CallOptions,
+  ): Promise<CompletedFlow>;
+  /** The URL of the hosted login page, landing on `returnTo` once signed in. */
+  loginPageUrl(returnTo?: string): string;
+  healthz(options?: CallOptions): Promise<void>;
+  readyz(options?: CallOptions): Promise<Readiness>;
+  metrics(options?: CallOptions): Promise<string>;
+  getOpenApiDocument(options?: CallOptions): Promise<Record<string, unknown>>;
+}
+
+const SESSION_COOKIE = 'service_session';
+
+/**
+ * A client for Tessera's HTTP API. Requests go through Node's global fetch (undici), which
+ * keeps connections alive and reuses them across calls; pass `fetch` to use another (an
+ * undici Agent with other pool settings, say).
+ */
+export function createTesseraClient(options: TesseraClientOptions): TesseraClient {
+  const acceptLegacyTokens = options.acceptLegacyTokens === true;
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.serviceToken !== undefined) {
+    const check = checkToken('service', options.serviceToken);
+    if (check === 'malformed') {
+      throw new TypeError(`serviceToken is not a Tessera service token (${TOKEN_PREFIX.service}…)`);
+    }
+    if (check === 'legacy' && !acceptLegacyTokens) {
+      throw new TypeError(
+        'serviceToken fails its checksum: mistyped, or minted before tokens carried one ' +
+          '(then pass acceptLegacyTokens: true)',
+      );
+    }
+    headers.authorization = `Bearer ${options.serviceToken}`;
+  }
+  const raw = createClient<paths, 'application/json'>({
+    baseUrl: options.baseUrl,
+    headers,
+    fetch: createTransport(options),
+  });
+
+  const proxyHeader = (o?: CallOptions) =>
+    o?.clientIp === undefined ? undefined : { 'x-service-client-ip': o.clientIp };
+  const cookieHeader = (token: string) => ({ cookie: `${SESSION_COOKIE}=${token}` });
+  const refuseOffline = (kind: 'session' | 'flow', value: string) => {
+    if (isAcceptableToken(kind, value, { acceptLegacyTokens })) return;
+    throw kind === 'session'
+      ? new TesseraError('invalid_token', 401)
+      : new TesseraError('not_found', 404);
+  };
+
+  return {
+    raw,
+    baseUrl: options.baseUrl,
+    acceptLegacyTokens,
+    getIdentity: (id, o) =>
+      unwrap(
+        raw.GET('/v1/identities/{id}', { params: { path: { id } }, signal: o?.signal }),
+        o?.signal,
+      ),
+    lookupIdentityByUsername: (username, o) =>
+      unwrap(
+        raw.GET('/v1/identities', { params: { query: { username } }, signal: o?.signal }),
+        o?.signal,
+      ),
+    updateProfile: (id, update, o) =>
+      unwrap(
+        raw.PATCH('/v1/identities/{id}/profile', {
+          params: { path: { id } },
+          body: update,
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    register: (registration, o) =>
+      unwrap(raw.POST('/v1/register', { body: registration, signal: o?.signal }), o?.signal),
+    registerAndAuthenticate: (registration, o) =>
+      unwrap(
+        raw.POST('/v1/register-and-authenticate', { body: registration, signal: o?.signal }),
+        o?.signal,
+      ),
+    authenticatePassword: (credentials, o) =>
+      unwrap(
+        raw.POST('/v1/authenticate/password', {
+          body: credentials,
+          params: { header: proxyHeader(o) },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    verifySession: async (token, o) => {
+      refuseOffline('session', token);
+      return unwrap(
+        raw.POST('/v1/sessions/verify', { body: { token }, signal: o?.signal }),
+        o?.signal,
+      );
+    },
+    // A revocation always reaches the server: it is never skipped on the client's guess.
+    revokeSession: async (revocation, o) => {
+      await unwrap(
+        raw.POST('/v1/sessions/revoke', { body: revocation, signal: o?.signal }),
+        o?.signal,
+      );
+    },
+    revokeIdentitySessions: (id, o) =>
+      unwrap(
+        raw.POST('/v1/identities/{id}/revoke-sessions', {
+          params: { path: { id } },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    authenticateLink: (signIn, o) =>
+      unwrap(raw.POST('/v1/authenticate/link', { body: signIn, signal: o?.signal }), o?.signal),
+    createLink: (id, link, o) =>
+      unwrap(
+        raw.POST('/v1/identities/{id}/links', {
+          params: { path: { id } },
+          body: link,
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    listLinks: (id, o) =>
+      unwrap(
+        raw.GET('/v1/identities/{id}/links', { params: { path: { id } }, signal: o?.signal }),
+        o?.signal,
+      ),
+    deleteLink: async (id, key, o) => {
+      await unwrap(
+        raw.DELETE('/v1/identities/{id}/links', {
+          params: { path: { id } },
+          body: key,
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    whoami: async (sessionToken, o) => {
+      refuseOffline('session', sessionToken);
+      return unwrap(
+        raw.GET('/v1/whoami', {
+          headers: { ...cookieHeader(sessionToken), authorization: null },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    logout: async (sessionToken, o) => {
+      await unwrap(
+        raw.POST('/v1/logout', {
+          headers: { ...cookieHeader(sessionToken), authorization: null },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    startLogin: (start) =>
+      unwrap(
+        raw.GET('/v1/login', {
+          params: {
+            query: start?.returnTo === undefined ? {} : { return_to: start.returnTo },
+            header: proxyHeader(start),
+          },
+          headers: { accept: 'application/json' },
+          signal: start?.signal,
+        }),
+        start?.signal,
+      ),
+    getFlow: async (flowId, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.GET('/v1/flows/{id}', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    submitFlowPassword: async (flowId, submission, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/flows/{id}/password', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    loginPageUrl: (returnTo) => loginPageUrl(options.baseUrl, returnTo),
+    healthz: async (o) => {
+      await unwrap(raw.GET('/healthz', { parseAs: 'text', signal: o?.signal }), o?.signal);
+    },
+    readyz: (o) => unwrap(raw.GET('/readyz', { signal: o?.signal }), o?.signal),
+    metrics: (o) => unwrap(raw.GET('/metrics', { parseAs: 'text', signal: o?.signal }), o?.signal),
+    getOpenApiDocument: (o) =>
+      unwrap(raw.GET('/v1/openapi.json', { signal: o?.signal }), o?.signal) as Promise<
+        Record<string, unknown>
+      >,
+  };
+}

@@ -1,0 +1,51 @@
+import { cliJson, cliSandbox, type CliSandbox } from '../../../test/helpers/cli.js';
+import { startServe, type ServeProcess } from '../../../test/helpers/serve-process.js';
+import { checkToken } from '@tessera/client';
+
+/** Every grant, so one service token drives every endpoint in these tests. */
+const GRANTS = [
+  'introspect',
+  'identity_read',
+  'identity_write',
+  'direct_auth',
+  'revoke',
+  'browser_proxy',
+  'external_auth',
+  'external_link',
+];
+
+export interface TesseraProcess {
+  url: string;
+  serviceToken: string;
+  /**
+   * Whether this server mints tokens without a checksum (before the checksummed format):
+   * then clients here must accept legacy tokens to use them.
+   */
+  legacyTokens: boolean;
+  serve: ServeProcess;
+  /** Runs a `tessera` CLI command on this server's database and returns its JSON answer. */
+  cli<T = unknown>(args: string[], input?: string): Promise<T>;
+  stop(): Promise<void>;
+}
+
+/** A real `tessera serve` on its own SQLite file, with one service token holding every grant. */
+export async function startTessera(env: Record<string, string> = {}): Promise<TesseraProcess> {
+  const box: CliSandbox = cliSandbox();
+  const { token } = await cliJson<{ token: string }>(
+    ['svc', 'create', '--name', 'client-tests', ...GRANTS.flatMap((g) => ['--grant', g])],
+    box.env,
+  );
+  const serve = await startServe({ ...box.env, SERVICE_SWEEP_INTERVAL_MINUTES: '0', ...env });
+  return {
+    url: serve.url,
+    serviceToken: token,
+    legacyTokens: checkToken('service', token) !== 'ok',
+    serve,
+    cli: (args, input) => cliJson(args, box.env, input),
+    async stop() {
+      if (serve.child.exitCode === null) serve.child.kill('SIGTERM');
+      await serve.exited;
+      box.remove();
+    },
+  };
+}
