@@ -2,6 +2,7 @@ import { hash } from '@node-rs/argon2';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
+import { pepperId, withPepperId } from '../../src/lib/password-hashes/peppers.js';
 import {
   BENCH_PASSWORD,
   BENCH_PEPPER,
@@ -51,13 +52,15 @@ export function isPostgres(url: string): boolean {
 /** argon2id with the service's configured parameters (SERVICE_ARGON2_*) and the bench pepper. */
 export async function benchPasswordHash(env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const config = loadConfig({ ...env, SERVICE_DATABASE_URL: ':memory:' });
-  return hash(BENCH_PASSWORD, {
+  const phc = await hash(BENCH_PASSWORD, {
     algorithm: 2,
     memoryCost: config.argon2.memoryKib,
     timeCost: config.argon2.iterations,
     parallelism: config.argon2.parallelism,
     secret: Buffer.from(BENCH_PEPPER, 'utf8'),
   });
+  // Named by its pepper's id, as the service writes its hashes (docs/password-hashing.md).
+  return withPepperId(phc, pepperId(BENCH_PEPPER));
 }
 
 function freshParams(shape: SeedShape, passwordHash: string): SeedParams {

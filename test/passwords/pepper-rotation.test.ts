@@ -195,6 +195,10 @@ describeEachDatabase('pepper rotation', (kind) => {
     const record = (await before.deps.store.findIdentityByUsername(untagged))!;
     const bare = readPepperId(record.password_hash!).phc;
     await before.deps.store.replacePasswordHash(record.id, record.password_hash!, bare);
+    // Before any rotation its pepper is the current one: signing in leaves it as it is.
+    expect((await signIn(await deployment(OLD), untagged)).statusCode).toBe(200);
+    expect(await storedHash(untagged)).toBe(bare);
+    expect(await rehashes(record.id)).toEqual([]);
 
     const hasher = await hasherWith(NEW, [OLD]);
     const counted = await pepperStatus({ store: before.deps.store, hasher });

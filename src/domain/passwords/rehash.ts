@@ -15,13 +15,15 @@ const TESSERA: Actor = { service_name: null, service_id: null };
 /**
  * Why a stored hash that just verified should be replaced, as the audit row says it, or
  * null to keep it: an imported hash (bcrypt, PBKDF2, scrypt, an unpeppered argon2), or
- * Tessera's own made with a retired pepper or before hashes named their pepper.
+ * Tessera's own made with a pepper that is no longer the current one.
  */
 function staleness(hasher: PasswordHasher, stored: string): Record<string, unknown> | null {
   const scheme = hasher.foreignScheme(stored);
   if (scheme !== null) return { from: scheme };
   const pepper = hasher.pepperOf(stored);
-  if (pepper === null || (pepper.tagged && pepper.id === hasher.peppers.current)) return null;
+  // An untagged hash on the current pepper stays as it is: rewriting every user's hash
+  // after an upgrade would buy nothing until a rotation, which then rehashes it anyway.
+  if (pepper === null || pepper.id === hasher.peppers.current) return null;
   return {
     from: 'tessera',
     from_pepper: pepper.tagged ? pepper.id : null,
