@@ -3,6 +3,7 @@ import { createArgon2Hasher } from './adapters/argon2-hasher.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
+import { LastUseRecorder } from './domain/sessions/last-use.js';
 import type { PasswordHasher } from './domain/passwords/password-hasher.js';
 import type { AppDeps } from './http/deps.js';
 import type { ServerOptions } from './http/server.js';
@@ -67,11 +68,15 @@ export async function buildServices(
       audit,
       secretBox: resolveSecretBox(config, (message) => log.warn(message)),
       sessionTtlMs: config.sessionTtlMs,
+      lastUse: new LastUseRecorder(store, (error) =>
+        log.error({ err: error }, OUTAGE_MESSAGES.lastUseUnwritten),
+      ),
       usernameRule: config.rateLimits.loginUsername,
     };
     return {
       deps,
       async close() {
+        await deps.lastUse.settled();
         await audit.flush();
         await store.close();
       },

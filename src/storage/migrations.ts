@@ -84,4 +84,15 @@ export const migrations: Migration[] = [
       `CREATE INDEX links_identity_idx ON links(identity_id, linked_at)`,
     ],
   },
+  {
+    // Sessions per device (docs/account.md): where a session was started, and when it was
+    // last used (updated at most every few minutes, off the answer's path). NULL for
+    // sessions minted before this migration and for values a service did not state.
+    id: '0004_session_devices',
+    statements: [
+      `ALTER TABLE sessions ADD COLUMN user_agent TEXT`,
+      `ALTER TABLE sessions ADD COLUMN client_address TEXT`,
+      `ALTER TABLE sessions ADD COLUMN last_used_at BIGINT`,
+    ],
+  },
 ];

@@ -5,10 +5,12 @@ import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { DomainError, notFound } from '../errors.js';
 import { type IdentityRecord, requireIdentityId } from '../identities/identity.js';
 import type { Store } from '../store.js';
+import type { LastUseRecorder } from './last-use.js';
 import {
   type AuthenticationMethod,
   type MintedSession,
   type Session,
+  type SessionDevice,
   type SessionRecord,
   toSession,
 } from './session.js';
@@ -18,6 +20,7 @@ export interface SessionDeps {
   clock: Clock;
   audit: AuditLog;
   sessionTtlMs: number;
+  lastUse: LastUseRecorder;
 }
 
 /**
@@ -29,6 +32,7 @@ export async function mintSession(
   tx: Pick<Store, 'insertSession'>,
   identity: IdentityRecord,
   via: AuthenticationMethod,
+  device: SessionDevice,
 ): Promise<MintedSession> {
   const now = deps.clock.now();
   const token = newToken('session');
@@ -40,22 +44,30 @@ export async function mintSession(
     issued_at: now,
     expires_at: now + deps.sessionTtlMs,
     revoked_at: null,
+    // The sign-in is the session's first use.
+    last_used_at: now,
   };
-  await tx.insertSession(record);
+  await tx.insertSession({ ...record, ...device });
   return { session: toSession(record, identity), token };
 }
 
 /**
  * The check behind whoami and /v1/sessions/verify: format first (garbage never reaches
  * storage), then one lookup, then revoked -> expired -> disabled. No caching, so a
- * revocation or a disable takes effect on the very next request.
+ * revocation or a disable takes effect on the very next request. A valid session's use is
+ * recorded in the background, at most once per LAST_USE_GRANULARITY_MS (last-use.ts).
  */
-export async function verifySession(deps: SessionDeps, token: unknown): Promise<Session> {
+export async function verifySession(
+  deps: Pick<SessionDeps, 'store' | 'clock' | 'lastUse'>,
+  token: unknown,
+): Promise<Session> {
   if (!isWellFormedToken('session', token)) throw new DomainError('invalid_token');
   const found = await deps.store.findSessionByTokenHash(hashToken(token));
   if (!found || found.session.revoked_at !== null) throw new DomainError('invalid_token');
-  if (found.session.expires_at <= deps.clock.now()) throw new DomainError('session_expired');
+  const now = deps.clock.now();
+  if (found.session.expires_at <= now) throw new DomainError('session_expired');
   if (found.identity.state !== 'active') throw new DomainError('identity_disabled');
+  deps.lastUse.record(found.session, now);
   return toSession(found.session, found.identity);
 }
 

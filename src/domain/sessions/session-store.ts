@@ -1,5 +1,5 @@
 import type { IdentityRecord } from '../identities/identity.js';
-import type { SessionRecord } from './session.js';
+import type { SessionDevice, SessionListing, SessionRecord } from './session.js';
 
 export interface SessionWithIdentity {
   session: SessionRecord;
@@ -7,15 +7,27 @@ export interface SessionWithIdentity {
 }
 
 export interface SessionStore {
-  insertSession(record: SessionRecord): Promise<void>;
+  /** Device fields may be left out (NULL): a session minted with no device known. */
+  insertSession(record: SessionRecord & Partial<SessionDevice>): Promise<void>;
   /** The hot path: one indexed lookup joining the identity. */
   findSessionByTokenHash(tokenHash: string): Promise<SessionWithIdentity | undefined>;
   findSessionById(id: string): Promise<SessionRecord | undefined>;
   /** Sets revoked_at if not yet set; returns whether the row exists. */
   revokeSessionById(id: string, at: number): Promise<boolean>;
   revokeSessionByTokenHash(tokenHash: string, at: number): Promise<void>;
-  /** Revokes every live session of the identity; returns how many were live. */
-  revokeIdentitySessions(identityId: string, at: number): Promise<number>;
+  /**
+   * Revokes every live session of the identity, but `keep` when given; returns how many
+   * were revoked.
+   */
+  revokeIdentitySessions(identityId: string, at: number, keep?: string): Promise<number>;
   /** Removes sessions past their expiry; revoked ones linger until then so revoke-by-id stays idempotent. */
   deleteExpiredSessions(now: number): Promise<number>;
+  /**
+   * Records a use at `at`: one UPDATE that changes the row only while its `last_used_at` is
+   * NULL or older than `staleBefore`, so instances checking the same session at once write
+   * it (nearly) once, and an older use never overwrites a newer one.
+   */
+  touchSession(id: string, at: number, staleBefore: number): Promise<void>;
+  /** The identity's sessions neither revoked nor expired at `now`, newest first. */
+  listLiveSessions(identityId: string, now: number): Promise<SessionListing[]>;
 }
