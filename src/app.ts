@@ -68,7 +68,7 @@ export async function buildServices(
       audit,
       secretBox: resolveSecretBox(config, (message) => log.warn(message)),
       sessionTtlMs: config.sessionTtlMs,
-      lastUse: new LastUseRecorder(store, (error) =>
+      lastUse: new LastUseRecorder(store, config.auditFlushMs, (error) =>
         log.error({ err: error }, OUTAGE_MESSAGES.lastUseUnwritten),
       ),
       usernameRule: config.rateLimits.loginUsername,
@@ -76,7 +76,7 @@ export async function buildServices(
     return {
       deps,
       async close() {
-        await deps.lastUse.settled();
+        await deps.lastUse.flush();
         await audit.flush();
         await store.close();
       },

@@ -72,38 +72,44 @@ describeEachDatabase('session last use', (kind) => {
     t.clock.advance(LAST_USE_GRANULARITY_MS);
     const now = t.clock.now();
     const store = t.deps.store;
-    const touch = store.touchSession;
-    let writes = 0;
-    store.touchSession = (...args) => {
-      writes += 1;
-      return touch.apply(store, args);
+    const touch = store.touchSessions;
+    const batches: number[] = [];
+    store.touchSessions = (uses, granularity) => {
+      batches.push(uses.length);
+      return touch.call(store, uses, granularity);
     };
     const answers = await Promise.all(
       Array.from({ length: 20 }, () => asUser(t, session, { method: 'GET', url: '/v1/whoami' })),
     );
     expect(answers.map((res) => res.statusCode)).toEqual(Array(20).fill(200));
     expect(await lastUsed(session.id)).toBe(now);
-    store.touchSession = touch;
-    expect(writes).toBe(1);
+    store.touchSessions = touch;
+    // One batch, holding the session once.
+    expect(batches).toEqual([1]);
   });
 
-  describe('touchSession (the storage contract)', () => {
-    it('writes only while the stored use is NULL or older than staleBefore', async () => {
+  describe('touchSessions (the storage contract)', () => {
+    it('writes each row only while its use is NULL or at least the granularity older', async () => {
       const identity = identityRow();
       await t.deps.store.insertIdentity(identity);
-      const row = sessionRow(identity.id);
-      await t.deps.store.insertSession(stored(row));
-      const read = async () => (await t.deps.store.findSessionById(row.id))?.last_used_at;
-      expect(await read()).toBeNull();
-      await t.deps.store.touchSession(row.id, T0 + 10, T0);
-      expect(await read()).toBe(T0 + 10);
-      // Not stale yet: unchanged.
-      await t.deps.store.touchSession(row.id, T0 + 20, T0 + 10);
-      expect(await read()).toBe(T0 + 10);
-      await t.deps.store.touchSession(row.id, T0 + 30, T0 + 11);
-      expect(await read()).toBe(T0 + 30);
-      // An unknown id is no error.
-      await t.deps.store.touchSession(identityRow().id, T0, T0);
+      const a = sessionRow(identity.id);
+      const b = sessionRow(identity.id, { last_used_at: T0 });
+      await t.deps.store.insertSession(stored(a));
+      await t.deps.store.insertSession(stored(b));
+      const read = async (id: string) => (await t.deps.store.findSessionById(id))?.last_used_at;
+      const touch = (uses: { id: string; at: number }[]) => t.deps.store.touchSessions(uses, 10);
+      // An unknown id in the batch is skipped, the others written.
+      await touch([
+        { id: a.id, at: T0 + 5 },
+        { id: identityRow().id, at: T0 },
+        { id: b.id, at: T0 + 9 },
+      ]);
+      expect([await read(a.id), await read(b.id)]).toEqual([T0 + 5, T0]);
+      await touch([{ id: b.id, at: T0 + 10 }]);
+      expect(await read(b.id)).toBe(T0 + 10);
+      // An older use never overwrites a newer one.
+      await touch([{ id: a.id, at: T0 - 100 }]);
+      expect(await read(a.id)).toBe(T0 + 5);
     });
   });
 });

@@ -1,4 +1,5 @@
 import type { IdentityRecord } from '../identities/identity.js';
+import type { SessionUse } from './last-use.js';
 import type { SessionDevice, SessionListing, SessionRecord } from './session.js';
 
 export interface SessionWithIdentity {
@@ -23,11 +24,12 @@ export interface SessionStore {
   /** Removes sessions past their expiry; revoked ones linger until then so revoke-by-id stays idempotent. */
   deleteExpiredSessions(now: number): Promise<number>;
   /**
-   * Records a use at `at`: one UPDATE that changes the row only while its `last_used_at` is
-   * NULL or older than `staleBefore`, so instances checking the same session at once write
-   * it (nearly) once, and an older use never overwrites a newer one.
+   * Records uses, in one transaction: each a conditional UPDATE that changes the row only
+   * while its `last_used_at` is NULL or at least `granularityMs` older than the use, so
+   * instances recording the same session at once change it once, and an older use never
+   * overwrites a newer one. Unknown ids are skipped.
    */
-  touchSession(id: string, at: number, staleBefore: number): Promise<void>;
+  touchSessions(uses: SessionUse[], granularityMs: number): Promise<void>;
   /** The identity's sessions neither revoked nor expired at `now`, newest first. */
   listLiveSessions(identityId: string, now: number): Promise<SessionListing[]>;
 }

@@ -228,15 +228,19 @@ export function sessionQueries(db: Kysely<Database>): SessionStore {
       const result = await update.executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
-    async touchSession(id, at, staleBefore) {
-      await db
-        .updateTable('sessions')
-        .set({ last_used_at: at })
-        .where('id', '=', id)
-        .where((eb) =>
-          eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', staleBefore)]),
-        )
-        .execute();
+    async touchSessions(uses, granularityMs) {
+      await db.transaction().execute(async (tx) => {
+        for (const { id, at } of uses) {
+          await tx
+            .updateTable('sessions')
+            .set({ last_used_at: at })
+            .where('id', '=', id)
+            .where((eb) =>
+              eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', at - granularityMs)]),
+            )
+            .execute();
+        }
+      });
     },
     listLiveSessions(identityId, now) {
       return db
