@@ -82,7 +82,7 @@ function passwordSection(input: AccountPageInput): string {
     : `<p class="muted">This account has no password yet.${
         input.recentUntil === null
           ? ' To set one, sign in again (for example through your sign-in link), then come back within a few minutes.'
-          : recent
+          : ` You signed in recently, so you can set one until ${when(new Date(input.recentUntil).toISOString())}.`
       }</p>`;
   const title = input.hasPassword ? 'Change password' : 'Set a password';
   return `<section aria-labelledby="password-heading">
