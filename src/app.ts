@@ -3,6 +3,7 @@ import { createArgon2Hasher } from './adapters/argon2-hasher.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
+import { LastUseRecorder } from './domain/sessions/last-use.js';
 import type { PasswordHasher } from './domain/passwords/password-hasher.js';
 import { LegacyTokens } from './domain/tokens/legacy-tokens.js';
 import type { AppDeps } from './http/deps.js';
@@ -69,6 +70,9 @@ export async function buildServices(
       audit,
       secretBox: resolveSecretBox(config, (message) => log.warn(message)),
       sessionTtlMs: config.sessionTtlMs,
+      lastUse: new LastUseRecorder(store, config.auditFlushMs, (error) =>
+        log.error({ err: error }, OUTAGE_MESSAGES.lastUseUnwritten),
+      ),
       usernameRule: config.rateLimits.loginUsername,
       // Refreshed by the server once migrated and after each sweep (serve.ts).
       legacyTokens: new LegacyTokens(),
@@ -76,6 +80,7 @@ export async function buildServices(
     return {
       deps,
       async close() {
+        await deps.lastUse.flush();
         await audit.flush();
         await store.close();
       },

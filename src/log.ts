@@ -19,6 +19,7 @@ const REDACT = [
 export const OUTAGE_MESSAGES = {
   connectionLost: 'database connection lost',
   auditUnwritten: 'audit rows could not be written',
+  lastUseUnwritten: 'session last use could not be recorded',
   unavailable: 'database unavailable',
   timeout: 'database timeout',
 } as const;

@@ -4,6 +4,7 @@ import type { AppDeps } from './deps.js';
 import { FLOW_METHODS, flowMethodUrl } from './flow-methods.js';
 import { corsZoneOrigins } from './origins.js';
 import { NoContent, responses } from './schemas.js';
+import { accountRoutes } from './routes/account.js';
 import { browserSessionRoutes } from './routes/browser-session.js';
 import { loginFlowRoutes } from './routes/login-flows.js';
 
@@ -15,7 +16,28 @@ const ZONE_ROUTES = {
     '/v1/flows/:id',
     ...FLOW_METHODS.map(({ method }) => flowMethodUrl(method.id)),
   ],
+  /** The account JSON API (docs/account.md); the page itself is not read cross-origin. */
+  account: [
+    '/v1/account/profile',
+    '/v1/account/password',
+    '/v1/account/sessions',
+    '/v1/account/sessions/:id',
+    '/v1/account/sessions/:id/revoke',
+    '/v1/account/sessions/revoke-others',
+  ],
 } as const;
+
+interface Preflight {
+  methods: string;
+  headers: string;
+}
+
+const FLOW_PREFLIGHT: Preflight = { methods: 'GET, POST', headers: 'Content-Type' };
+/** The account API's writes are PATCH and DELETE too, and carry their CSRF token in a header. */
+const ACCOUNT_PREFLIGHT: Preflight = {
+  methods: 'GET, POST, PATCH, DELETE',
+  headers: 'Content-Type, X-CSRF-Token',
+};
 
 /**
  * One zone's CORS: a listed origin is echoed with credentials, any other origin (or none)
@@ -27,7 +49,10 @@ const ZONE_ROUTES = {
  * in-process A/B (whoami costs 65-70 µs of CPU in `npm run bench`), for what is here a set
  * lookup and a few headers.
  */
-function corsZone(origins: readonly string[]): onRequestHookHandler {
+function corsZone(
+  origins: readonly string[],
+  preflight: Preflight = FLOW_PREFLIGHT,
+): onRequestHookHandler {
   const listed = new Set(origins);
   return function answerCors(request, reply, done) {
     // The answer depends on Origin whatever it is: shared caches must key on it.
@@ -38,8 +63,8 @@ function corsZone(origins: readonly string[]): onRequestHookHandler {
     reply.header('access-control-allow-credentials', 'true');
     if (request.method !== 'OPTIONS') return done();
     reply
-      .header('access-control-allow-methods', 'GET, POST')
-      .header('access-control-allow-headers', 'Content-Type')
+      .header('access-control-allow-methods', preflight.methods)
+      .header('access-control-allow-headers', preflight.headers)
       .header('access-control-max-age', '600')
       .header('content-length', '0')
       .code(204)
@@ -63,6 +88,8 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
   const credentials = corsZone(origins.credentials);
   for (const url of ZONE_ROUTES.session) zones.set(url, session);
   for (const url of ZONE_ROUTES.credentials) zones.set(url, credentials);
+  const account = corsZone(origins.account, ACCOUNT_PREFLIGHT);
+  for (const url of ZONE_ROUTES.account) zones.set(url, account);
 
   app.addHook('onRoute', (route) => {
     const zone = zones.get(route.url);
@@ -83,4 +110,5 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
   }
   loginFlowRoutes(app, deps);
   browserSessionRoutes(app, deps);
+  accountRoutes(app, deps);
 }

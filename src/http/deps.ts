@@ -1,4 +1,5 @@
 import type { AuditLog } from '../domain/audit/audit-log.js';
+import type { LastUseRecorder } from '../domain/sessions/last-use.js';
 import type { PasswordHasher } from '../domain/passwords/password-hasher.js';
 import type { PasswordPolicy } from '../domain/password-policy/policy.js';
 import type { StoreHandle } from '../storage/store.js';
@@ -19,6 +20,8 @@ export interface AppDeps {
   /** Seals secrets kept at rest and keys MACs such as the account pages' CSRF tokens. */
   secretBox: SecretBox;
   sessionTtlMs: number;
+  /** Records sessions' last use off the session check's path. */
+  lastUse: LastUseRecorder;
   usernameRule: RateLimitRule;
   /** Whether pre-checksum tokens may still be presented (docs/tokens.md). */
   legacyTokens: LegacyTokens;

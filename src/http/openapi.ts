@@ -2,7 +2,9 @@ import swagger from '@fastify/swagger';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { SESSION_COOKIE } from './cookies.js';
+import { AccountPasswordBody, AccountProfileBody, AccountProfileSchema } from './routes/account.js';
 import { PasswordBody, RegisterBody } from './routes/direct-auth.js';
+import { SetPasswordBody } from './routes/identity-credentials.js';
 import { ProfileBody, RevokedSchema } from './routes/identities.js';
 import { AttachBody, DetachBody, LinkSchema, SignInBody, SignInResponse } from './routes/links.js';
 import {
@@ -16,6 +18,7 @@ import {
 import { Readiness } from './routes/operations.js';
 import { RevokeBody, VerifyBody } from './routes/sessions.js';
 import { ErrorSchema, IdentitySchema, MintedSessionSchema, SessionSchema } from './schemas.js';
+import { AccountSessionSchema, SessionListItemSchema } from './session-list.js';
 
 /**
  * The schemas the document names, by object identity. Routes embed the schema objects
@@ -45,6 +48,12 @@ const COMPONENTS = new Map<TSchema, string>([
   [SignInBody, 'LinkSignIn'],
   [AttachBody, 'LinkAttachment'],
   [DetachBody, 'LinkKey'],
+  [SessionListItemSchema, 'SessionListItem'],
+  [AccountSessionSchema, 'AccountSession'],
+  [AccountProfileSchema, 'AccountProfile'],
+  [AccountProfileBody, 'AccountProfileUpdate'],
+  [AccountPasswordBody, 'AccountPasswordChange'],
+  [SetPasswordBody, 'PasswordSetting'],
   ...[...SUBMIT_BODIES].map(
     ([id, body]) => [body, `Flow${id[0]!.toUpperCase()}${id.slice(1)}Submission`] as const,
   ),
@@ -69,6 +78,10 @@ const TAGS = [
   { name: 'links', description: 'External accounts (provider, subject) linked to identities' },
   { name: 'flows', description: 'Browser login flows and the hosted login page' },
   { name: 'browser', description: 'The browser session in the service_session cookie' },
+  {
+    name: 'account',
+    description: 'The signed-in user’s own account: the hosted page and its JSON API',
+  },
   { name: 'operations', description: 'Liveness, readiness, metrics and this document' },
 ];
 

@@ -34,11 +34,17 @@ export function loginUiOrigin(config: Config): string | null {
 }
 
 /** docs/browser-sign-in.md, CORS zones: who may read browser-endpoint responses cross-origin. */
-export function corsZoneOrigins(config: Config): { session: string[]; credentials: string[] } {
+export function corsZoneOrigins(config: Config): {
+  session: string[];
+  credentials: string[];
+  account: string[];
+} {
   const ui = loginUiOrigin(config);
   return {
     session: [...config.sessionCorsOrigins, ...(ui ? [ui] : [])],
     credentials: ui ? [ui] : [],
+    // The operator's own UI may offer the account pages' actions (docs/account.md).
+    account: ui ? [ui] : [],
   };
 }
 

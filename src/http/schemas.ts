@@ -1,6 +1,7 @@
 import { type TSchema, type TUnsafe, Type } from '@sinclair/typebox';
 import type { ErrorCode } from '../domain/errors.js';
 import { CLIENT_IP_HEADER } from './client-address.js';
+import { CLIENT_USER_AGENT_HEADER } from './device.js';
 import { ERROR_STATUS } from './errors.js';
 import { SIGN_IN_METHOD_IDS } from '../domain/sign-in/methods.js';
 
@@ -86,6 +87,30 @@ export const ClientIpHeader = Type.Object({
         "The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused.",
     }),
   ),
+});
+
+const ClientUserAgent = Type.Optional(
+  Type.String({
+    description:
+      "The end user's User-Agent, recorded on the new session for the session lists (docs/account.md).",
+  }),
+);
+
+/** A service sign-in that also reads the per-IP limit's header: the address and the user agent. */
+export const ClientDeviceHeaders = Type.Object({
+  ...ClientIpHeader.properties,
+  [CLIENT_USER_AGENT_HEADER]: ClientUserAgent,
+});
+
+/** A service sign-in that has no per-IP limit: what it records on the session, if stated. */
+export const StatedDeviceHeaders = Type.Object({
+  [CLIENT_IP_HEADER]: Type.Optional(
+    Type.String({
+      description:
+        "The end user's IP address, recorded on the new session when the caller holds browser_proxy (ignored otherwise).",
+    }),
+  ),
+  [CLIENT_USER_AGENT_HEADER]: ClientUserAgent,
 });
 
 /** The hosted pages: a complete HTML document. */

@@ -10,6 +10,7 @@ import { frameworkErrors } from './framework-errors.js';
 import { registerOpenApi } from './openapi.js';
 import { directAuthRoutes } from './routes/direct-auth.js';
 import { identityRoutes } from './routes/identities.js';
+import { identityCredentialRoutes } from './routes/identity-credentials.js';
 import { linkRoutes } from './routes/links.js';
 import { operationRoutes } from './routes/operations.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -91,6 +92,7 @@ export async function buildServer(
   registerServiceAuth(app, deps);
   operationRoutes(app, deps);
   identityRoutes(app, deps);
+  identityCredentialRoutes(app, deps);
   sessionRoutes(app, deps);
   directAuthRoutes(app, deps);
   linkRoutes(app, deps);

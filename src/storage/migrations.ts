@@ -85,6 +85,17 @@ export const migrations: Migration[] = [
     ],
   },
   {
+    // Sessions per device (docs/account.md): where a session was started, and when it was
+    // last used (updated at most every few minutes, off the answer's path). NULL for
+    // sessions minted before this migration and for values a service did not state.
+    id: '0004_session_devices',
+    statements: [
+      `ALTER TABLE sessions ADD COLUMN user_agent TEXT`,
+      `ALTER TABLE sessions ADD COLUMN client_address TEXT`,
+      `ALTER TABLE sessions ADD COLUMN last_used_at BIGINT`,
+    ],
+  },
+  {
     // Tokens gained a checksum (docs/tokens.md). Rows record the format they were minted
     // in; the default marks every row written before, or by a process of an older version
     // during a rolling upgrade, as pre-checksum. The partial indexes hold only such rows,

@@ -2,7 +2,7 @@ import type { AuditRecord } from '../domain/audit/audit.js';
 import type { IdentityRecord } from '../domain/identities/identity.js';
 import type { RateLimitHit } from '../domain/rate-limit/rate-limit-store.js';
 import type { ServiceTokenRecord } from '../domain/service-tokens/service-token.js';
-import type { SessionRecord } from '../domain/sessions/session.js';
+import type { SessionDevice, SessionRecord } from '../domain/sessions/session.js';
 import type { FlowErrorRecord, FlowRecord } from '../domain/login-flows/flow.js';
 import type { LinkRecord } from '../domain/links/link.js';
 import type { TokenFormat } from '../lib/tokens.js';
@@ -14,7 +14,7 @@ import type { TokenFormat } from '../lib/tokens.js';
  */
 export interface Database {
   identities: IdentityRecord;
-  sessions: SessionRecord & { token_format: TokenFormat };
+  sessions: SessionRecord & SessionDevice & { token_format: TokenFormat };
   service_tokens: ServiceTokenRecord;
   audit_log: AuditRecord;
   rate_limits: RateLimitHit & { key: string };

@@ -1,3 +1,4 @@
+import { UNKNOWN_DEVICE } from '../../src/domain/sessions/session.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import { type AuditEntry, toAuditEntry } from '../../src/domain/audit/audit.js';
@@ -67,7 +68,7 @@ export async function createSession(
 ): Promise<{ token: string; id: string }> {
   const record = await identityRecord(t, identityId);
   const minted = await t.deps.store.transaction((tx) =>
-    mintSession(t.deps, tx, record, 'password'),
+    mintSession(t.deps, tx, record, 'password', UNKNOWN_DEVICE),
   );
   return { token: minted.token, id: minted.session.id };
 }

@@ -39,6 +39,7 @@ export function sessionRow(
     issued_at: T0,
     expires_at: T0 + 3_600_000,
     revoked_at: null,
+    last_used_at: null,
     ...overrides,
   };
 }

@@ -1,3 +1,4 @@
+import { UNKNOWN_DEVICE } from '../../src/domain/sessions/session.js';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
 import { attachLink } from '../../src/domain/links/link-service.js';
@@ -52,6 +53,7 @@ describeEachDatabase('login flow mechanics with a method other than password', (
       csrfToken: csrf ?? flow.csrf_token,
       fields,
       address: '192.0.2.7',
+      device: UNKNOWN_DEVICE,
       notes,
     };
     return { flow, notes, submit: () => submitToFlow(deps, linkMethod, input) };
@@ -117,7 +119,14 @@ describeEachDatabase('login flow mechanics with a method other than password', (
   it('completeSignIn mints no session above aal1 while sessions cannot carry it', async () => {
     const identity = await identityRecord(t, t.alice.id);
     const attempt = t.deps.store.transaction((tx) =>
-      completeSignIn(t.deps, tx, identity, { id: 'password', assurance: 'aal2' }, null),
+      completeSignIn(
+        t.deps,
+        tx,
+        identity,
+        { id: 'password', assurance: 'aal2' },
+        null,
+        UNKNOWN_DEVICE,
+      ),
     );
     await expect(attempt).rejects.toThrow(/aal2/);
   });

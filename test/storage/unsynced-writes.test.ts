@@ -78,7 +78,7 @@ describe('writes committed without fsync [sqlite]', () => {
       reset_at: 121_000,
     });
     const created = flow();
-    await store.insertFlow(created);
+    await store.insertFlow({ ...created, token_format: 'crc32' });
     expect(await store.findFlow(created.id)).toEqual(created);
     await store.transaction((tx) => tx.completeFlow(created.id, 2_000));
 
@@ -95,7 +95,7 @@ describe('writes committed without fsync [sqlite]', () => {
   it('normal: nothing is switched, everything runs at NORMAL', async () => {
     await open('normal');
     await store.hitRateLimit('k', 60_000, 1_000);
-    await store.insertFlow(flow());
+    await store.insertFlow({ ...flow(), token_format: 'crc32' });
     await store.transaction((tx) => tx.hitRateLimit('other', 60_000, 1_000));
     expect(new Set(seen.map(([, level]) => level))).toEqual(new Set([1]));
   });

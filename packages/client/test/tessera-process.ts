@@ -1,5 +1,5 @@
 import { cliJson, cliSandbox, type CliSandbox } from '../../../test/helpers/cli.js';
-import { startServe, type ServeProcess } from '../../../test/helpers/serve-process.js';
+import { startServe, type LoggingServe as ServeProcess } from '../../../test/helpers/serve.js';
 import { checkToken } from '@tessera/client';
 
 /** Every grant, so one service token drives every endpoint in these tests. */

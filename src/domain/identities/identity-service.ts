@@ -6,7 +6,7 @@ import { DomainError, notFound } from '../errors.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { type PasswordPolicy, requirePasswordPolicy } from '../password-policy/policy.js';
 import type { SessionDeps } from '../sessions/session-service.js';
-import type { MintedSession } from '../sessions/session.js';
+import type { MintedSession, SessionDevice } from '../sessions/session.js';
 import { completeSignIn } from '../sign-in/complete-sign-in.js';
 import { passwordMethod } from '../sign-in/password/password-method.js';
 import type { Store } from '../store.js';
@@ -85,14 +85,19 @@ export async function registerAndAuthenticate(
   deps: IdentityDeps,
   actor: Actor,
   input: Registration,
+  device: SessionDevice,
 ): Promise<MintedSession> {
   const record = await prepareIdentity(deps, input);
   return deps.store.transaction(async (tx) => {
     await insertNewIdentity(tx, record);
-    return completeSignIn(deps, tx, record, passwordMethod, {
-      actor,
-      action: 'identity_register_and_authenticate',
-    });
+    return completeSignIn(
+      deps,
+      tx,
+      record,
+      passwordMethod,
+      { actor, action: 'identity_register_and_authenticate' },
+      device,
+    );
   });
 }
 

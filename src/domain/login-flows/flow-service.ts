@@ -3,7 +3,7 @@ import type { RateLimitRule } from '../../lib/rate.js';
 import { TOKEN_FORMAT, newToken, randomSecret, secretsEqual } from '../../lib/tokens.js';
 import { DomainError, notFound } from '../errors.js';
 import { consumeRateLimit } from '../rate-limit/rate-limiter.js';
-import type { MintedSession } from '../sessions/session.js';
+import type { MintedSession, SessionDevice } from '../sessions/session.js';
 import { type CompleteSignInDeps, completeSignIn } from '../sign-in/complete-sign-in.js';
 import type { CredentialFailure, SignInMethod, SignInNotes } from '../sign-in/method.js';
 import type { SignInMethodId } from '../sign-in/methods.js';
@@ -95,6 +95,8 @@ export interface FlowSubmission {
   /** The method's fields as received; the method's `parse` checks them. */
   fields: Readonly<Record<string, unknown>>;
   address: string;
+  /** The browser's User-Agent and address, recorded on the session. */
+  device: SessionDevice;
   /** Learns the identity the credentials named and the session, for the caller's audit row. */
   notes: SignInNotes;
 }
@@ -158,7 +160,7 @@ export async function submitToFlow<Input, Deps>(
     if (!(await tx.completeFlow(flow.id, deps.clock.now()))) {
       throw new DomainError('invalid_token');
     }
-    return completeSignIn(deps, tx, outcome.identity, method, null);
+    return completeSignIn(deps, tx, outcome.identity, method, null, input.device);
   });
   input.notes.sessionId = minted.session.id;
   return { returnTo: flow.return_to, minted };

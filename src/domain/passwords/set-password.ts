@@ -20,18 +20,25 @@ export interface PasswordChange {
   revoked_sessions: number;
 }
 
+export interface SetPasswordOptions {
+  /** End the identity's live sessions (default): whoever knew the old password may hold one. */
+  revokeSessions?: boolean;
+  /** A session that stays when the others end: the user's own, changing their password. */
+  keepSession?: string;
+}
+
 /**
- * An operator (the CLI; later `PUT /v1/identities/{id}/password`) sets a new password.
- * The identity's live sessions are revoked unless `revokeSessions` is false: whoever knew
- * the old password may hold one. The new hash, the revocation and the audit row (a
- * credential change) commit together or not at all.
+ * A new password, set by an operator (the CLI), a backend (`PUT /v1/identities/{id}/password`)
+ * or the user on the account page (account/change-password.ts). The identity's live sessions
+ * are revoked unless `revokeSessions` is false, all but `keepSession` when given. The new
+ * hash, the revocation and the audit row (a credential change) commit together or not at all.
  */
 export async function setPassword(
   deps: SetPasswordDeps,
   actor: Actor,
   identityId: string,
   password: string,
-  { revokeSessions = true }: { revokeSessions?: boolean } = {},
+  { revokeSessions = true, keepSession }: SetPasswordOptions = {},
 ): Promise<PasswordChange> {
   if (!isUuid(identityId)) throw notFound();
   const current = await deps.store.findIdentityById(identityId);
@@ -46,7 +53,9 @@ export async function setPassword(
     const now = deps.clock.now();
     const updated = await tx.setIdentityPassword(identityId, passwordHash, now);
     if (!updated) throw notFound();
-    const revoked = revokeSessions ? await tx.revokeIdentitySessions(identityId, now) : 0;
+    const revoked = revokeSessions
+      ? await tx.revokeIdentitySessions(identityId, now, keepSession)
+      : 0;
     await deps.audit.write(tx, actor, {
       action: 'identity_set_password',
       target_identity: identityId,
@@ -54,6 +63,7 @@ export async function setPassword(
         credential: 'password',
         revoke_sessions: revokeSessions,
         revoked_sessions: revoked,
+        ...(keepSession === undefined ? {} : { kept_session: keepSession }),
       },
     });
     return { identity: toIdentity(updated), revoked_sessions: revoked };

@@ -6,10 +6,12 @@ import { DomainError, notFound } from '../errors.js';
 import { type IdentityRecord, requireIdentityId } from '../identities/identity.js';
 import type { Store } from '../store.js';
 import type { LegacyTokens } from '../tokens/legacy-tokens.js';
+import type { LastUseRecorder } from './last-use.js';
 import {
   type AuthenticationMethod,
   type MintedSession,
   type Session,
+  type SessionDevice,
   type SessionRecord,
   toSession,
 } from './session.js';
@@ -21,6 +23,7 @@ export interface SessionDeps {
   sessionTtlMs: number;
   /** The offline token check (checksum, or pre-checksum tokens while any remain). */
   legacyTokens: Pick<LegacyTokens, 'accepts'>;
+  lastUse: LastUseRecorder;
 }
 
 /**
@@ -32,6 +35,7 @@ export async function mintSession(
   tx: Pick<Store, 'insertSession'>,
   identity: IdentityRecord,
   via: AuthenticationMethod,
+  device: SessionDevice,
 ): Promise<MintedSession> {
   const now = deps.clock.now();
   const token = newToken('session');
@@ -43,22 +47,31 @@ export async function mintSession(
     issued_at: now,
     expires_at: now + deps.sessionTtlMs,
     revoked_at: null,
+    // The sign-in is the session's first use.
+    last_used_at: now,
   };
-  await tx.insertSession({ ...record, token_format: TOKEN_FORMAT });
+  await tx.insertSession({ ...record, ...device, token_format: TOKEN_FORMAT });
   return { session: toSession(record, identity), token };
 }
 
 /**
  * The check behind whoami and /v1/sessions/verify: format and checksum first (garbage and
  * typos never reach storage), then one lookup, then revoked -> expired -> disabled. No
- * caching, so a revocation or a disable takes effect on the very next request.
+ * caching, so a revocation or a disable takes effect on the very next request. A valid
+ * session's use is recorded in the background, at most once per LAST_USE_GRANULARITY_MS
+ * (last-use.ts).
  */
-export async function verifySession(deps: SessionDeps, token: unknown): Promise<Session> {
+export async function verifySession(
+  deps: Pick<SessionDeps, 'store' | 'clock' | 'lastUse' | 'legacyTokens'>,
+  token: unknown,
+): Promise<Session> {
   if (!deps.legacyTokens.accepts('session', token)) throw new DomainError('invalid_token');
   const found = await deps.store.findSessionByTokenHash(hashToken(token));
   if (!found || found.session.revoked_at !== null) throw new DomainError('invalid_token');
-  if (found.session.expires_at <= deps.clock.now()) throw new DomainError('session_expired');
+  const now = deps.clock.now();
+  if (found.session.expires_at <= now) throw new DomainError('session_expired');
   if (found.identity.state !== 'active') throw new DomainError('identity_disabled');
+  deps.lastUse.record(found.session, now);
   return toSession(found.session, found.identity);
 }
 

@@ -13,7 +13,43 @@ export interface SessionRecord {
   issued_at: number;
   expires_at: number;
   revoked_at: number | null;
+  /**
+   * When the session was last presented (whoami, verify), to LAST_USE_GRANULARITY_MS
+   * (last-use.ts); its sign-in counts as a use. NULL for sessions minted before it was kept.
+   */
+  last_used_at: number | null;
 }
+
+/**
+ * The device a session was started from, for the user's and support's session lists only:
+ * never part of the Session object (whoami, verify). Null when not known, such as a service
+ * endpoint's sign-in whose caller did not state it.
+ */
+export interface SessionDevice {
+  /** The User-Agent header as sent, cut to MAX_USER_AGENT_LENGTH. */
+  user_agent: string | null;
+  /** The end user's IP address. */
+  client_address: string | null;
+}
+
+/** A live session as the lists show it (never its token hash). */
+export type SessionListing = Omit<SessionRecord, 'token_hash'> & SessionDevice;
+
+/** Longer User-Agent headers are cut: the list needs the product tokens at the front. */
+export const MAX_USER_AGENT_LENGTH = 512;
+
+export function sessionDevice(userAgent: unknown, clientAddress: string | null): SessionDevice {
+  return {
+    user_agent:
+      typeof userAgent === 'string' && userAgent.trim() !== ''
+        ? userAgent.trim().slice(0, MAX_USER_AGENT_LENGTH)
+        : null,
+    client_address: clientAddress,
+  };
+}
+
+/** No device known (the CLI, tests). */
+export const UNKNOWN_DEVICE: SessionDevice = { user_agent: null, client_address: null };
 
 /** The public Session object of docs/api.md 2.3. */
 export interface Session {

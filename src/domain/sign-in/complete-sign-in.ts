@@ -3,7 +3,7 @@ import type { Actor, AuditLog } from '../audit/audit-log.js';
 import type { AuditStore } from '../audit/audit.js';
 import type { IdentityRecord } from '../identities/identity.js';
 import { mintSession } from '../sessions/session-service.js';
-import type { MintedSession } from '../sessions/session.js';
+import type { MintedSession, SessionDevice } from '../sessions/session.js';
 import type { Store } from '../store.js';
 import type { Assurance } from './method.js';
 import type { SignInMethodId } from './methods.js';
@@ -36,6 +36,9 @@ export interface SignInAudit {
  * with the session's id. A browser flow passes null: its `login` row also records the
  * refusals made before the domain is reached (a foreign Origin, an unreadable body), so
  * it is written once the answer has gone out, from the attempt's notes.
+ *
+ * `device` is where the sign-in came from (user agent, client address), for the session
+ * lists; each caller knows it from its own request.
  */
 export async function completeSignIn(
   deps: CompleteSignInDeps,
@@ -43,12 +46,13 @@ export async function completeSignIn(
   identity: IdentityRecord,
   by: SignedInBy,
   audit: SignInAudit | null,
+  device: SessionDevice,
 ): Promise<MintedSession> {
   // Sessions do not record their assurance yet: every method so far gives aal1, so every
   // session is aal1 by construction. A method giving more must make sessions carry it
   // first, or no relying service could tell the difference; refuse rather than mint.
   if (by.assurance !== 'aal1') throw new Error(`sessions cannot carry ${by.assurance} yet`);
-  const minted = await mintSession(deps, tx, identity, by.id);
+  const minted = await mintSession(deps, tx, identity, by.id, device);
   if (audit) {
     await deps.audit.write(tx, audit.actor, {
       action: audit.action,

@@ -8,11 +8,13 @@ import { authenticateWithPassword } from '../../domain/sign-in/password/authenti
 import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.js';
 import { CLIENT_IP_HEADER, clientAddress } from '../client-address.js';
 import type { AppDeps } from '../deps.js';
+import { statedDevice } from '../device.js';
 import {
-  ClientIpHeader,
+  ClientDeviceHeaders,
   IdentitySchema,
   MintedSessionSchema,
   SERVICE_ERRORS,
+  StatedDeviceHeaders,
   responses,
 } from '../schemas.js';
 import { actorOf } from '../service-auth.js';
@@ -63,13 +65,19 @@ export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'registerAndAuthenticate',
         summary: 'Create an identity and sign it in',
         tags: ['identities'],
+        headers: StatedDeviceHeaders,
         body: RegisterBody,
         response: responses({ 201: MintedSessionSchema }, [...SERVICE_ERRORS, 409]),
       },
     },
     async (request, reply) => {
       request.audit!.details.username = request.body.username;
-      const minted = await registerAndAuthenticate(deps, actorOf(request.caller), request.body);
+      const minted = await registerAndAuthenticate(
+        deps,
+        actorOf(request.caller),
+        request.body,
+        statedDevice(request, request.caller),
+      );
       return reply.code(201).send(minted);
     },
   );
@@ -83,7 +91,7 @@ export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
         summary: 'Sign in with username and password',
         tags: ['sessions'],
         description: `Per-username rate limit; per-address too when a browser_proxy caller states ${CLIENT_IP_HEADER}.`,
-        headers: ClientIpHeader,
+        headers: ClientDeviceHeaders,
         body: PasswordBody,
         response: responses({ 200: MintedSessionSchema }, [...SERVICE_ERRORS, 429]),
       },
@@ -99,7 +107,12 @@ export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
           deps.config.rateLimits.loginIp,
         );
       }
-      return authenticateWithPassword(deps, actorOf(request.caller), request.body);
+      return authenticateWithPassword(
+        deps,
+        actorOf(request.caller),
+        request.body,
+        statedDevice(request, request.caller),
+      );
     },
   );
 }

@@ -3,11 +3,13 @@ import type { FastifyInstance } from 'fastify';
 import { attachLink, detachLink, listIdentityLinks } from '../../domain/links/link-service.js';
 import { signInWithLink } from '../../domain/sign-in/link/link-sign-in.js';
 import type { AppDeps } from '../deps.js';
+import { statedDevice } from '../device.js';
 import {
   IdParams,
   MintedSessionSchema,
   NoContent,
   SERVICE_ERRORS,
+  StatedDeviceHeaders,
   Timestamp,
   responses,
 } from '../schemas.js';
@@ -75,6 +77,7 @@ export function linkRoutes(app: FastifyInstance, deps: AppDeps): void {
         tags: ['links'],
         description:
           'Sign in by (provider, subject). 200 for a returning user; 201 when the identity is created from the seed.',
+        headers: StatedDeviceHeaders,
         body: SignInBody,
         response: responses({ 200: SignInResponse, 201: SignInResponse }, [
           ...SERVICE_ERRORS,
@@ -89,6 +92,7 @@ export function linkRoutes(app: FastifyInstance, deps: AppDeps): void {
         actorOf(request.caller),
         request.body,
         request.audit!,
+        statedDevice(request, request.caller),
       );
       return reply.code(result.created ? 201 : 200).send(result);
     },

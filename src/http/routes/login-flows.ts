@@ -13,6 +13,7 @@ import { toIso } from '../../lib/clock.js';
 import { secretsEqual } from '../../lib/tokens.js';
 import { CLIENT_IP_HEADER, clientAddress } from '../client-address.js';
 import { setSessionCookie } from '../cookies.js';
+import { browserDevice } from '../device.js';
 import type { AppDeps } from '../deps.js';
 import { handleError } from '../errors.js';
 import { clearFlowCookie, presentsFlowCookie, setFlowCookie } from '../flow-cookie.js';
@@ -295,6 +296,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
           csrfToken,
           fields,
           address,
+          device: browserDevice(request, address),
           notes: attempt ?? signInNotes(),
         });
         setSessionCookie(reply, minted.token, cookieSettings);

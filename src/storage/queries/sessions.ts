@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { IdentityRecord } from '../../domain/identities/identity.js';
 import type { ServiceTokenRecord } from '../../domain/service-tokens/service-token.js';
-import type { SessionRecord } from '../../domain/sessions/session.js';
+import type { SessionListing, SessionRecord } from '../../domain/sessions/session.js';
 import type { SessionStore, SessionWithIdentity } from '../../domain/sessions/session-store.js';
 import type { Database } from '../schema.js';
 
@@ -17,6 +17,7 @@ const SESSION_COLUMNS = [
   's.issued_at',
   's.expires_at',
   's.revoked_at',
+  's.last_used_at',
 ] as const;
 const PROFILE_COLUMNS = [
   'i.username',
@@ -36,6 +37,7 @@ export type SessionColumns = [
   issued_at: number,
   expires_at: number,
   revoked_at: number | null,
+  last_used_at: number | null,
 ];
 
 /** The identity's part: its public profile, never the password hash. */
@@ -62,6 +64,7 @@ export function fromSessionCheckTuple(
     issuedAt,
     expiresAt,
     revokedAt,
+    lastUsedAt,
     username,
     displayName,
     avatarUrl,
@@ -78,6 +81,7 @@ export function fromSessionCheckTuple(
       issued_at: issuedAt,
       expires_at: expiresAt,
       revoked_at: revokedAt,
+      last_used_at: lastUsedAt,
     },
     identity: {
       id: identityId,
@@ -102,6 +106,31 @@ const IDENTITY_COLUMNS = {
   created_at: true,
   updated_at: true,
 } satisfies Record<keyof IdentityRecord, true>;
+
+/** A session record's columns, without the device ones (the lists read those). */
+const SESSION_RECORD_COLUMNS = [
+  'id',
+  'token_hash',
+  'identity_id',
+  'authenticated_via',
+  'issued_at',
+  'expires_at',
+  'revoked_at',
+  'last_used_at',
+] as const satisfies readonly (keyof SessionRecord)[];
+
+/** What a session list shows: never the token hash. */
+const SESSION_LISTING_COLUMNS = [
+  'id',
+  'identity_id',
+  'authenticated_via',
+  'issued_at',
+  'expires_at',
+  'revoked_at',
+  'last_used_at',
+  'user_agent',
+  'client_address',
+] as const satisfies readonly (keyof SessionListing)[];
 
 const SERVICE_TOKEN_COLUMNS = {
   id: true,
@@ -158,7 +187,11 @@ export function sessionQueries(db: Kysely<Database>): SessionStore {
       return fromSessionCheckTuple(tuple as SessionCheckTuple, tokenHash);
     },
     findSessionById(id) {
-      return db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+      return db
+        .selectFrom('sessions')
+        .select(SESSION_RECORD_COLUMNS)
+        .where('id', '=', id)
+        .executeTakeFirst();
     },
     async revokeSessionById(id, at) {
       const found = await db
@@ -185,15 +218,41 @@ export function sessionQueries(db: Kysely<Database>): SessionStore {
         .where('revoked_at', 'is', null)
         .execute();
     },
-    async revokeIdentitySessions(identityId, at) {
-      const result = await db
+    async revokeIdentitySessions(identityId, at, keep) {
+      let update = db
         .updateTable('sessions')
         .set({ revoked_at: at })
         .where('identity_id', '=', identityId)
         .where('revoked_at', 'is', null)
-        .where('expires_at', '>', at)
-        .executeTakeFirst();
+        .where('expires_at', '>', at);
+      if (keep !== undefined) update = update.where('id', '<>', keep);
+      const result = await update.executeTakeFirst();
       return Number(result.numUpdatedRows);
+    },
+    async touchSessions(uses, granularityMs) {
+      await db.transaction().execute(async (tx) => {
+        for (const { id, at } of uses) {
+          await tx
+            .updateTable('sessions')
+            .set({ last_used_at: at })
+            .where('id', '=', id)
+            .where((eb) =>
+              eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', at - granularityMs)]),
+            )
+            .execute();
+        }
+      });
+    },
+    listLiveSessions(identityId, now) {
+      return db
+        .selectFrom('sessions')
+        .select(SESSION_LISTING_COLUMNS)
+        .where('identity_id', '=', identityId)
+        .where('revoked_at', 'is', null)
+        .where('expires_at', '>', now)
+        .orderBy('issued_at', 'desc')
+        .orderBy('id', 'desc')
+        .execute();
     },
     async deleteExpiredSessions(now) {
       const result = await db

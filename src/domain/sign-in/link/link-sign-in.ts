@@ -9,7 +9,7 @@ import {
   requireUsername,
 } from '../../identities/identity.js';
 import { type AuditNotes, type LinkKey, noteKey, requireLinkKey } from '../../links/link.js';
-import type { MintedSession } from '../../sessions/session.js';
+import type { MintedSession, SessionDevice } from '../../sessions/session.js';
 import type { Store } from '../../store.js';
 import { UniqueViolation } from '../../unique-violation.js';
 import { type CompleteSignInDeps, completeSignIn, type SignInAudit } from '../complete-sign-in.js';
@@ -54,15 +54,16 @@ export async function signInWithLink(
   actor: Actor,
   input: LinkSignIn,
   notes: AuditNotes,
+  device: SessionDevice,
 ): Promise<LinkSignInResult> {
   const key = requireLinkKey(input);
   noteKey(notes, key);
-  const returning = await resolveLink(deps, actor, key, notes);
+  const returning = await resolveLink(deps, actor, key, notes, device);
   if (returning) return returning;
   const seed = requireSeed(input.seed);
   for (let round = 1; ; round += 1) {
     try {
-      return await createFromSeed(deps, actor, key, seed);
+      return await createFromSeed(deps, actor, key, seed, device);
     } catch (error) {
       const usernameTaken = error instanceof DomainError && error.code === 'username_taken';
       if (!usernameTaken && !(error instanceof UniqueViolation)) throw error;
@@ -70,7 +71,7 @@ export async function signInWithLink(
       // for the other transaction's outcome, and SQLite runs one writer at a time. So a
       // link created by a concurrent sign-in for this pair is visible here, including when
       // that sign-in used the same seed username and our identity insert failed first.
-      const resolved = await resolveLink(deps, actor, key, notes);
+      const resolved = await resolveLink(deps, actor, key, notes, device);
       if (resolved) return resolved;
       // No link for the pair: the username belongs to an identity this pair never created.
       if (usernameTaken) throw error;
@@ -85,6 +86,7 @@ async function resolveLink(
   actor: Actor,
   key: LinkKey,
   notes: AuditNotes,
+  device: SessionDevice,
 ): Promise<LinkSignInResult | undefined> {
   const seen = signInNotes();
   let outcome;
@@ -106,6 +108,7 @@ async function resolveLink(
       identity,
       linkMethod,
       signInAudit(actor, key, false),
+      device,
     );
     return { ...minted, created: false };
   });
@@ -117,6 +120,7 @@ function createFromSeed(
   actor: Actor,
   key: LinkKey,
   seed: Seed,
+  device: SessionDevice,
 ): Promise<LinkSignInResult> {
   const now = deps.clock.now();
   const identity: IdentityRecord = {
@@ -138,6 +142,7 @@ function createFromSeed(
       identity,
       linkMethod,
       signInAudit(actor, key, true),
+      device,
     );
     return { ...minted, created: true };
   });

@@ -1,6 +1,6 @@
 import type { Actor } from '../../audit/audit-log.js';
 import { DomainError } from '../../errors.js';
-import type { MintedSession } from '../../sessions/session.js';
+import type { MintedSession, SessionDevice } from '../../sessions/session.js';
 import type { Store } from '../../store.js';
 import { type CompleteSignInDeps, completeSignIn } from '../complete-sign-in.js';
 import { signInNotes } from '../method.js';
@@ -15,11 +15,19 @@ export async function authenticateWithPassword(
   deps: AuthenticatePasswordDeps,
   actor: Actor,
   input: PasswordInput,
+  device: SessionDevice,
 ): Promise<MintedSession> {
   const outcome = await passwordMethod.authenticate(deps, input, signInNotes());
   if ('failure' in outcome) throw new DomainError(outcome.failure);
   const { identity } = outcome;
   return deps.store.transaction((tx) =>
-    completeSignIn(deps, tx, identity, passwordMethod, { actor, action: 'authenticate_password' }),
+    completeSignIn(
+      deps,
+      tx,
+      identity,
+      passwordMethod,
+      { actor, action: 'authenticate_password' },
+      device,
+    ),
   );
 }
