@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { createArgon2Hasher } from './adapters/argon2-hasher.js';
+import { createOtplibTotp } from './adapters/otplib-totp.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
@@ -68,6 +69,8 @@ export async function buildServices(
       secretBox: resolveSecretBox(config, (message) => log.warn(message)),
       sessionTtlMs: config.sessionTtlMs,
       usernameRule: config.rateLimits.loginUsername,
+      totp: createOtplibTotp(),
+      secondFactorRule: config.rateLimits.secondFactor,
     };
     return {
       deps,

@@ -4,6 +4,7 @@ import type { TransferStore } from './identity-transfer/transfer-store.js';
 import type { LinkStore } from './links/link-store.js';
 import type { FlowStore } from './login-flows/flow-store.js';
 import type { RateLimitStore } from './rate-limit/rate-limit-store.js';
+import type { SecondFactorStore } from './second-factor/second-factor-store.js';
 import type { ServiceTokenStore } from './service-tokens/service-token-store.js';
 import type { SessionStore } from './sessions/session-store.js';
 
@@ -20,7 +21,8 @@ export interface Store
     RateLimitStore,
     FlowStore,
     LinkStore,
-    TransferStore {
+    TransferStore,
+    SecondFactorStore {
   /**
    * Runs `work` in one database transaction: everything it writes commits, or none of it.
    * Inside a transaction, calling this again joins the open one.

@@ -6,6 +6,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config.js';
 import type { RateLimitRule } from '../lib/rate.js';
 import type { SecretBox } from '../lib/secret-box.js';
+import type { TotpEngine } from '../domain/second-factor/totp.js';
 
 /** Everything the HTTP adapter needs, built once by the composition root. */
 export interface AppDeps {
@@ -19,4 +20,8 @@ export interface AppDeps {
   secretBox: SecretBox;
   sessionTtlMs: number;
   usernameRule: RateLimitRule;
+  /** RFC 6238 codes for the second factor (docs/two-factor.md). */
+  totp: TotpEngine;
+  /** Second-factor codes per identity (SERVICE_RATE_LIMIT_SECOND_FACTOR). */
+  secondFactorRule: RateLimitRule;
 }

@@ -12,8 +12,16 @@ import {
   StartedFlowSchema,
   SUBMIT_BODIES,
   SubmitResultSchema,
+  pascalCase,
 } from './routes/login-flows.js';
 import { Readiness } from './routes/operations.js';
+import {
+  AccountStatusSchema,
+  ConfirmBody,
+  EnrolmentSchema,
+  RecoveryCodesSchema,
+  TwoFactorStatusSchema,
+} from './routes/account-two-factor.js';
 import { RevokeBody, VerifyBody } from './routes/sessions.js';
 import { ErrorSchema, IdentitySchema, MintedSessionSchema, SessionSchema } from './schemas.js';
 
@@ -45,8 +53,13 @@ const COMPONENTS = new Map<TSchema, string>([
   [SignInBody, 'LinkSignIn'],
   [AttachBody, 'LinkAttachment'],
   [DetachBody, 'LinkKey'],
+  [TwoFactorStatusSchema, 'TwoFactorStatus'],
+  [AccountStatusSchema, 'AccountTwoFactor'],
+  [EnrolmentSchema, 'TotpEnrolment'],
+  [RecoveryCodesSchema, 'RecoveryCodes'],
+  [ConfirmBody, 'TotpConfirmation'],
   ...[...SUBMIT_BODIES].map(
-    ([id, body]) => [body, `Flow${id[0]!.toUpperCase()}${id.slice(1)}Submission`] as const,
+    ([id, body]) => [body, `Flow${pascalCase(id)}Submission`] as const,
   ),
 ]);
 
@@ -69,6 +82,7 @@ const TAGS = [
   { name: 'links', description: 'External accounts (provider, subject) linked to identities' },
   { name: 'flows', description: 'Browser login flows and the hosted login page' },
   { name: 'browser', description: 'The browser session in the service_session cookie' },
+  { name: 'account', description: "The signed-in user's own account pages and endpoints" },
   { name: 'operations', description: 'Liveness, readiness, metrics and this document' },
 ];
 

@@ -28,6 +28,8 @@ describeEachDatabase('housekeeping sweep', (kind) => {
       failed_attempts: 0,
       issued_at: t.clock.now(),
       expires_at: t.clock.now() + expiresIn,
+      identity_id: null,
+      first_method: null,
     });
     await store.insertFlow(flow(newToken('flow'), HOUR / 2));
     const keptFlow = newToken('flow');

@@ -67,7 +67,7 @@ export async function createSession(
 ): Promise<{ token: string; id: string }> {
   const record = await identityRecord(t, identityId);
   const minted = await t.deps.store.transaction((tx) =>
-    mintSession(t.deps, tx, record, 'password'),
+    mintSession(t.deps, tx, record, { id: 'password', assurance: 'aal1' }),
   );
   return { token: minted.token, id: minted.session.id };
 }

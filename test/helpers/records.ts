@@ -36,6 +36,7 @@ export function sessionRow(
     token_hash: hashToken(token),
     identity_id: identityId,
     authenticated_via: 'password',
+    aal: 'aal1',
     issued_at: T0,
     expires_at: T0 + 3_600_000,
     revoked_at: null,
@@ -84,6 +85,8 @@ export function flowRow(overrides: Partial<FlowRecord> = {}): FlowRecord {
     failed_attempts: 0,
     issued_at: T0,
     expires_at: T0 + 15 * 60_000,
+    identity_id: null,
+    first_method: null,
     ...overrides,
   };
 }

@@ -44,11 +44,7 @@ export async function completeSignIn(
   by: SignedInBy,
   audit: SignInAudit | null,
 ): Promise<MintedSession> {
-  // Sessions do not record their assurance yet: every method so far gives aal1, so every
-  // session is aal1 by construction. A method giving more must make sessions carry it
-  // first, or no relying service could tell the difference; refuse rather than mint.
-  if (by.assurance !== 'aal1') throw new Error(`sessions cannot carry ${by.assurance} yet`);
-  const minted = await mintSession(deps, tx, identity, by.id);
+  const minted = await mintSession(deps, tx, identity, by);
   if (audit) {
     await deps.audit.write(tx, audit.actor, {
       action: audit.action,

@@ -17,6 +17,7 @@ const SESSION_COLUMNS = [
   's.issued_at',
   's.expires_at',
   's.revoked_at',
+  's.aal',
 ] as const;
 const PROFILE_COLUMNS = [
   'i.username',
@@ -36,6 +37,7 @@ export type SessionColumns = [
   issued_at: number,
   expires_at: number,
   revoked_at: number | null,
+  aal: SessionRecord['aal'],
 ];
 
 /** The identity's part: its public profile, never the password hash. */
@@ -62,6 +64,7 @@ export function fromSessionCheckTuple(
     issuedAt,
     expiresAt,
     revokedAt,
+    aal,
     username,
     displayName,
     avatarUrl,
@@ -78,6 +81,7 @@ export function fromSessionCheckTuple(
       issued_at: issuedAt,
       expires_at: expiresAt,
       revoked_at: revokedAt,
+      aal,
     },
     identity: {
       id: identityId,
