@@ -11,6 +11,7 @@ import { registerOpenApi } from './openapi.js';
 import { directAuthRoutes } from './routes/direct-auth.js';
 import { identityRoutes } from './routes/identities.js';
 import { linkRoutes } from './routes/links.js';
+import { secondFactorAdminRoutes } from './routes/second-factor-admin.js';
 import { operationRoutes } from './routes/operations.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { echoRequestId, requestIds } from './request-id.js';
@@ -94,6 +95,7 @@ export async function buildServer(
   sessionRoutes(app, deps);
   directAuthRoutes(app, deps);
   linkRoutes(app, deps);
+  secondFactorAdminRoutes(app, deps);
   await app.register((browser) => browserEndpoints(browser, deps));
   await app.ready();
   return app;

@@ -11,7 +11,6 @@ import {
   consumeSecondFactorLimit,
 } from '../second-factor.js';
 import {
-  type DirectSecondFactorFields,
   type SecondFactorMethodDeps,
   directSecondFactor,
   enrolledSecondFactors,
@@ -25,6 +24,12 @@ export interface AuthenticatePasswordDeps
     Pick<Store, 'transaction' | 'hitRateLimit'>;
 }
 
+/** The direct sign-in's body: the password, and a second factor where the identity has one. */
+export interface DirectPasswordInput extends PasswordInput {
+  totp_code?: string;
+  recovery_code?: string;
+}
+
 /**
  * POST /v1/authenticate/password: the method (limit, verify), then the session and its
  * audit row. An identity with a second factor needs its code in the same request
@@ -34,7 +39,7 @@ export interface AuthenticatePasswordDeps
 export async function authenticateWithPassword(
   deps: AuthenticatePasswordDeps,
   actor: Actor,
-  input: PasswordInput & DirectSecondFactorFields,
+  input: DirectPasswordInput,
 ): Promise<MintedSession> {
   const secondFactor = directSecondFactor(input);
   const outcome = await passwordMethod.authenticate(deps, input, signInNotes());
