@@ -207,7 +207,8 @@ function secretList(env: Env, variable: string): string[] {
 /** Shown in authenticator apps and put in otpauth:// URIs: printable, no colon (the label separator). */
 function totpIssuer(env: Env): string {
   const text = read(env, 'SERVICE_TOTP_ISSUER').trim();
-  if (text.length > 64 || text.includes(':') || /[\u0000-\u001f\u007f]/.test(text) || text === '') {
+  const printable = [...text].every((char) => char >= ' ' && char !== '\u007f');
+  if (text === '' || text.length > 64 || text.includes(':') || !printable) {
     throw new ConfigError('SERVICE_TOTP_ISSUER', '1-64 printable characters without ":"', text);
   }
   return text;

@@ -58,9 +58,7 @@ const COMPONENTS = new Map<TSchema, string>([
   [EnrolmentSchema, 'TotpEnrolment'],
   [RecoveryCodesSchema, 'RecoveryCodes'],
   [ConfirmBody, 'TotpConfirmation'],
-  ...[...SUBMIT_BODIES].map(
-    ([id, body]) => [body, `Flow${pascalCase(id)}Submission`] as const,
-  ),
+  ...[...SUBMIT_BODIES].map(([id, body]) => [body, `Flow${pascalCase(id)}Submission`] as const),
 ]);
 
 /** A copy of `node` with every named schema below it (and `node` itself unless `keep`) as a `$ref`. */

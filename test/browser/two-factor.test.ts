@@ -105,7 +105,9 @@ describeInChromium('two-step verification in a real browser', () => {
       await passwordStep();
       expect(await page.locator('h1').textContent()).toBe('Two-step verification');
       expect((await fetchFrom(page, `${tessera}/v1/whoami`)).status).toBe(401);
-      await page.getByLabel('Code from your authenticator app').fill(await totpCode(secret, t.clock.now()));
+      await page
+        .getByLabel('Code from your authenticator app')
+        .fill(await totpCode(secret, t.clock.now()));
       await page.getByRole('button', { name: 'Verify' }).click();
       expect(await page.locator('h1').textContent()).toBe('Signed in');
       const whoami = await fetchFrom(page, `${tessera}/v1/whoami`);
@@ -115,7 +117,9 @@ describeInChromium('two-step verification in a real browser', () => {
 
     it('refuses the same code again (same time step), and takes a recovery code once', async () => {
       await passwordStep();
-      await page.getByLabel('Code from your authenticator app').fill(await totpCode(secret, t.clock.now()));
+      await page
+        .getByLabel('Code from your authenticator app')
+        .fill(await totpCode(secret, t.clock.now()));
       await page.getByRole('button', { name: 'Verify' }).click();
       expect(await page.getByRole('alert').textContent()).toMatch(/code is not right/);
       expect((await fetchFrom(page, `${tessera}/v1/whoami`)).status).toBe(401);

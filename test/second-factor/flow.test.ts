@@ -43,8 +43,7 @@ describeEachDatabase('sign-in flow with a second factor', (kind) => {
   // Every test on fresh time: no rate-limit window or time step carries over.
   beforeEach(() => t.clock.advance(60 * 60_000));
 
-  const verify = (token: string) =>
-    t.call('POST', '/v1/sessions/verify', introspect, { token });
+  const verify = (token: string) => t.call('POST', '/v1/sessions/verify', introspect, { token });
 
   async function enrolled() {
     const username = newName();
@@ -173,7 +172,12 @@ describeEachDatabase('sign-in flow with a second factor', (kind) => {
     // Another identity is not affected.
     const other = await enrolled();
     const theirs = await passwordStep(t, other.username);
-    const ok = await secondStep(t, theirs.flow, 'totp', await totpCode(other.secret, t.clock.now()));
+    const ok = await secondStep(
+      t,
+      theirs.flow,
+      'totp',
+      await totpCode(other.secret, t.clock.now()),
+    );
     expect(ok.statusCode).toBe(200);
   });
 
@@ -188,7 +192,11 @@ describeEachDatabase('sign-in flow with a second factor', (kind) => {
     expect(ok.json().session).toMatchObject({ authenticated_via: 'password', aal: 'aal2' });
 
     const second = await passwordStep(t, username);
-    expectError(await secondStep(t, second.flow, 'recovery_code', code), 401, 'invalid_credentials');
+    expectError(
+      await secondStep(t, second.flow, 'recovery_code', code),
+      401,
+      'invalid_credentials',
+    );
     const other = await secondStep(t, second.flow, 'recovery_code', recoveryCodes[4]!);
     expect(other.statusCode).toBe(200);
   });
@@ -228,7 +236,9 @@ describeEachDatabase('sign-in flow with a second factor', (kind) => {
     const rows = (await auditEntries(t)).filter(
       (row) => row.action === 'login' && row.details.flow_id === flow.id,
     );
-    expect(rows.map((row) => [row.outcome, row.target_identity, row.details.second_factor])).toEqual([
+    expect(
+      rows.map((row) => [row.outcome, row.target_identity, row.details.second_factor]),
+    ).toEqual([
       ['second_factor_required', identity.id, undefined],
       ['invalid_credentials', identity.id, 'totp'],
       ['ok', identity.id, 'totp'],

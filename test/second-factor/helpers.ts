@@ -18,7 +18,11 @@ export async function passwordStep(
   username = 'alice',
 ): Promise<{ flow: StartedFlow; res: LightMyRequestResponse }> {
   const flow = await startFlow(t);
-  const res = await submit(t, flow.id, { username, password: PASSWORD, csrf_token: flow.csrf_token });
+  const res = await submit(t, flow.id, {
+    username,
+    password: PASSWORD,
+    csrf_token: flow.csrf_token,
+  });
   return { flow, res };
 }
 
@@ -99,5 +103,8 @@ export async function enrolTotp(
   });
   expect(confirmed.statusCode, confirmed.body).toBe(200);
   t.clock.advance(STEP_MS);
-  return { secret, recoveryCodes: (confirmed.json() as { recovery_codes: string[] }).recovery_codes };
+  return {
+    secret,
+    recoveryCodes: (confirmed.json() as { recovery_codes: string[] }).recovery_codes,
+  };
 }

@@ -130,7 +130,10 @@ describeEachDatabase('managing a second factor', (kind) => {
     t.clock.advance(16 * 60_000);
     const stale = await accountPost(t, session, '/totp');
     expect(stale.statusCode).toBe(403);
-    expect(stale.json()).toMatchObject({ error: 'forbidden', message: expect.stringMatching(/recent sign-in/) });
+    expect(stale.json()).toMatchObject({
+      error: 'forbidden',
+      message: expect.stringMatching(/recent sign-in/),
+    });
     expect(await t.deps.store.findTotpFactor(identity.id)).toBeUndefined();
   });
 
@@ -141,7 +144,11 @@ describeEachDatabase('managing a second factor', (kind) => {
     const fresh = res.json().recovery_codes as string[];
     expect(fresh).toHaveLength(10);
     const { flow } = await passwordStep(t, username);
-    expectError(await secondStep(t, flow, 'recovery_code', recoveryCodes[0]!), 401, 'invalid_credentials');
+    expectError(
+      await secondStep(t, flow, 'recovery_code', recoveryCodes[0]!),
+      401,
+      'invalid_credentials',
+    );
     expect((await secondStep(t, flow, 'recovery_code', fresh[0]!)).statusCode).toBe(200);
 
     const off = await accountPost(t, session, '/disable');
@@ -209,7 +216,9 @@ describeEachDatabase('managing a second factor', (kind) => {
     const plain = await authenticate({ username, password: PASSWORD });
     expect(plain.statusCode).toBe(200);
     expect(plain.json().session).toMatchObject({ aal: 'aal1' });
-    expect((await authenticate({ username, password: PASSWORD, totp_code: '123456' })).statusCode).toBe(422);
+    expect(
+      (await authenticate({ username, password: PASSWORD, totp_code: '123456' })).statusCode,
+    ).toBe(422);
   });
 
   it('operators read the factor with identity_read and reset it with direct_auth', async () => {
@@ -223,21 +232,41 @@ describeEachDatabase('managing a second factor', (kind) => {
       since: expect.stringMatching(/Z$/),
       recovery_codes_left: 10,
     });
-    expectError(await t.call('GET', `/v1/identities/${identity.id}/second-factor`, direct), 403, 'forbidden');
-    expectError(await t.call('DELETE', `/v1/identities/${identity.id}/second-factor`, reader), 403, 'forbidden');
+    expectError(
+      await t.call('GET', `/v1/identities/${identity.id}/second-factor`, direct),
+      403,
+      'forbidden',
+    );
+    expectError(
+      await t.call('DELETE', `/v1/identities/${identity.id}/second-factor`, reader),
+      403,
+      'forbidden',
+    );
     const unknown = '0193a000-0000-7000-8000-000000000000';
-    expectError(await t.call('GET', `/v1/identities/${unknown}/second-factor`, reader), 404, 'not_found');
-    expectError(await t.call('DELETE', `/v1/identities/${unknown}/second-factor`, direct), 404, 'not_found');
+    expectError(
+      await t.call('GET', `/v1/identities/${unknown}/second-factor`, reader),
+      404,
+      'not_found',
+    );
+    expectError(
+      await t.call('DELETE', `/v1/identities/${unknown}/second-factor`, direct),
+      404,
+      'not_found',
+    );
 
     const reset = await t.call('DELETE', `/v1/identities/${identity.id}/second-factor`, direct);
     expect(reset.statusCode).toBe(204);
-    expect((await t.call('GET', `/v1/identities/${identity.id}/second-factor`, reader)).json()).toMatchObject({
+    expect(
+      (await t.call('GET', `/v1/identities/${identity.id}/second-factor`, reader)).json(),
+    ).toMatchObject({
       enabled: false,
       recovery_codes_left: 0,
     });
     // Signs in with the password alone again.
     expect((await passwordStep(t, username)).res.statusCode).toBe(200);
-    expect((await t.call('DELETE', `/v1/identities/${identity.id}/second-factor`, direct)).statusCode).toBe(204);
+    expect(
+      (await t.call('DELETE', `/v1/identities/${identity.id}/second-factor`, direct)).statusCode,
+    ).toBe(204);
     const rows = (await auditEntries(t)).filter(
       (row) =>
         row.action === 'identity_second_factor_reset' &&
@@ -255,16 +284,24 @@ describeEachDatabase('managing a second factor', (kind) => {
     // b's row gets a's sealed secret: sealed for a's identity, it must not open for b.
     await t.deps.store.resealTotpSecret(b.identity.id, rowB.secret_sealed, rowA.secret_sealed);
     const { flow } = await passwordStep(t, b.username);
-    expectError(await secondStep(t, flow, 'totp', await totpCode(a.secret, t.clock.now())), 401, 'invalid_credentials');
+    expectError(
+      await secondStep(t, flow, 'totp', await totpCode(a.secret, t.clock.now())),
+      401,
+      'invalid_credentials',
+    );
 
     // One byte of a's ciphertext flipped.
     const parts = rowA.secret_sealed.split('.');
     const body = Buffer.from(parts[3]!, 'base64url');
-    body[0] ^= 1;
+    body.writeUInt8(body.readUInt8(0) ^ 1, 0);
     const tampered = [...parts.slice(0, 3), body.toString('base64url')].join('.');
     await t.deps.store.resealTotpSecret(a.identity.id, rowA.secret_sealed, tampered);
     const aFlow = await passwordStep(t, a.username);
-    expectError(await secondStep(t, aFlow.flow, 'totp', await totpCode(a.secret, t.clock.now())), 401, 'invalid_credentials');
+    expectError(
+      await secondStep(t, aFlow.flow, 'totp', await totpCode(a.secret, t.clock.now())),
+      401,
+      'invalid_credentials',
+    );
   });
 
   it('a secret sealed under a previous key still verifies and is re-sealed under the new one', async () => {
@@ -289,7 +326,12 @@ describeEachDatabase('managing a second factor', (kind) => {
         payload: { username, password: PASSWORD, csrf_token: flow.csrf_token },
       });
       expect(first.statusCode).toBe(403);
-      const res = await secondStep(rotated, flow, 'totp', await totpCode(secret, rotated.clock.now()));
+      const res = await secondStep(
+        rotated,
+        flow,
+        'totp',
+        await totpCode(secret, rotated.clock.now()),
+      );
       expect(res.statusCode, res.body).toBe(200);
       const after = (await rotated.deps.store.findTotpFactor(identity.id))!.secret_sealed;
       expect(after).not.toBe(before);

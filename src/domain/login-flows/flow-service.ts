@@ -25,7 +25,12 @@ export interface FlowSettings {
 export interface FlowDeps extends CompleteSignInDeps {
   store: Pick<
     Store,
-    'insertFlow' | 'findFlow' | 'listFlowErrors' | 'hitRateLimit' | 'awaitSecondFactor' | 'transaction'
+    | 'insertFlow'
+    | 'findFlow'
+    | 'listFlowErrors'
+    | 'hitRateLimit'
+    | 'awaitSecondFactor'
+    | 'transaction'
   >;
   clock: Clock;
   flows: FlowSettings;
@@ -110,7 +115,8 @@ export interface WaitingFlow {
   secondFactor: readonly string[];
 }
 
-export type FlowSubmitResult = ({ completed: true } & CompletedFlow) | ({ completed: false } & WaitingFlow);
+export type FlowSubmitResult =
+  ({ completed: true } & CompletedFlow) | ({ completed: false } & WaitingFlow);
 
 /**
  * Counting comes first: its UPDATE takes the flow's row lock, so of failures racing past the
@@ -167,8 +173,7 @@ export async function submitToFlow<Input, Deps>(
   }
 
   const { identity } = outcome;
-  const secondFactor =
-    method.assurance === 'aal1' ? await deps.secondFactorsOf(identity.id) : [];
+  const secondFactor = method.assurance === 'aal1' ? await deps.secondFactorsOf(identity.id) : [];
   if (secondFactor.length > 0) {
     const now = deps.clock.now();
     if (!(await deps.store.awaitSecondFactor(flow.id, now, identity.id, method.id))) {

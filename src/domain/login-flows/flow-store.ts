@@ -14,7 +14,12 @@ export interface FlowStore {
    * Moves a `created` flow to `second_factor_required`, remembering the identity and the
    * first factor's method, in one conditional UPDATE; false as for `completeFlow`.
    */
-  awaitSecondFactor(id: string, now: number, identityId: string, firstMethod: string): Promise<boolean>;
+  awaitSecondFactor(
+    id: string,
+    now: number,
+    identityId: string,
+    firstMethod: string,
+  ): Promise<boolean>;
   /** Records a failure; a flow that no longer exists records nothing. */
   recordFlowError(record: FlowErrorRecord): Promise<void>;
   /**

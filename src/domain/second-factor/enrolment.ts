@@ -99,19 +99,6 @@ export async function startTotpEnrolment(
   };
 }
 
-/** The pending enrolment's secret again (the page is reloaded before the code is typed). */
-export async function pendingTotpEnrolment(
-  deps: Pick<EnrolmentDeps, 'store' | 'secretBox' | 'totp'>,
-  identity: IdentityRecord,
-  issuer: string,
-): Promise<TotpEnrolment | null> {
-  const factor = await deps.store.findTotpFactor(identity.id);
-  if (!factor || factor.confirmed_at !== null) return null;
-  const secret = await openTotpSecret(deps, factor);
-  if (secret === null) return null;
-  return { secret, otpauth_uri: deps.totp.uri({ issuer, account: identity.username, secret }) };
-}
-
 /**
  * Confirms the pending enrolment with a code from the app, turning two-factor sign-in on,
  * and returns the ten recovery codes: the only time they exist in the clear. The code's
@@ -135,7 +122,9 @@ export async function confirmTotpEnrolment(
       ? null
       : await deps.totp.verify(secret, code, deps.clock.now(), null);
   if (step === null) {
-    throw validationError('that code is not right: check the app and the phone clock, then try again');
+    throw validationError(
+      'that code is not right: check the app and the phone clock, then try again',
+    );
   }
   const codes = newRecoveryCodes();
   await deps.store.transaction(async (tx) => {

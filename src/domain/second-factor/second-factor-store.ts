@@ -37,6 +37,10 @@ export interface SecondFactorStore {
   /** Marks one unused code used; false when it was used (or removed) meanwhile. */
   useRecoveryCode(identityId: string, codeHash: string, at: number): Promise<boolean>;
   /** Deletes every code of the identity and stores these instead. */
-  replaceRecoveryCodes(identityId: string, codeHashes: readonly string[], at: number): Promise<void>;
+  replaceRecoveryCodes(
+    identityId: string,
+    codeHashes: readonly string[],
+    at: number,
+  ): Promise<void>;
   deleteRecoveryCodes(identityId: string): Promise<number>;
 }

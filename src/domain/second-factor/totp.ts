@@ -13,7 +13,12 @@ export interface TotpEngine {
    * just before or after it (clock drift), and that step is later than `afterStep`; null
    * otherwise. Compared in constant time by the library.
    */
-  verify(secret: string, code: string, atMs: number, afterStep: number | null): Promise<number | null>;
+  verify(
+    secret: string,
+    code: string,
+    atMs: number,
+    afterStep: number | null,
+  ): Promise<number | null>;
 }
 
 /** The secret box context of an identity's TOTP secret: a sealed secret opens for its owner only. */

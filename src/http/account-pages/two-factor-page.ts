@@ -59,7 +59,8 @@ ${form('/totp/confirm', csrf, 'Turn on two-step verification', codeField(input.e
 ${form('/disable', csrf, 'Cancel', '', true)}`;
   }
   if (status.enabled) {
-    const since = status.since === null ? '' : ` since ${escapeHtml(toIso(status.since).slice(0, 10))}`;
+    const since =
+      status.since === null ? '' : ` since ${escapeHtml(toIso(status.since).slice(0, 10))}`;
     return `<p id="two-factor-status">Two-step verification is <strong>on</strong>${since}. Signing in asks for a code from your authenticator app.</p>
 <p id="recovery-codes-left">${status.recovery_codes_left} unused recovery code${status.recovery_codes_left === 1 ? '' : 's'} left.</p>
 ${form('/recovery-codes', csrf, 'Make new recovery codes')}
@@ -81,7 +82,9 @@ export function twoFactorPage(input: TwoFactorPageInput): string {
           : ''
       }</div>\n`
     : '';
-  const notice = input.notice ? `<p class="notice" role="status">${escapeHtml(input.notice)}</p>\n` : '';
+  const notice = input.notice
+    ? `<p class="notice" role="status">${escapeHtml(input.notice)}</p>\n`
+    : '';
   return layout(
     'Two-step verification',
     `<h1>Two-step verification</h1>

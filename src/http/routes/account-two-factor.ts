@@ -22,7 +22,11 @@ import {
   requireAccountSession,
   requireRecentAccountSignIn,
 } from '../account-session.js';
-import { type TwoFactorPageInput, signInFirstPage, twoFactorPage } from '../account-pages/two-factor-page.js';
+import {
+  type TwoFactorPageInput,
+  signInFirstPage,
+  twoFactorPage,
+} from '../account-pages/two-factor-page.js';
 import type { AppDeps } from '../deps.js';
 import { ERROR_STATUS, handleError, toDomainError } from '../errors.js';
 import { formMessage, isFormPost, prefersHtml, sendPage } from '../login-page/respond.js';
@@ -92,8 +96,10 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
   const issuer = deps.config.totpIssuer;
 
   function signInAgainUrl(request: FastifyRequest): string {
-    const origin = ownOrigins(request, deps.config).find((o) => o.startsWith(request.protocol)) ??
-      ownOrigins(request, deps.config)[0] ?? '';
+    const origin =
+      ownOrigins(request, deps.config).find((o) => o.startsWith(request.protocol)) ??
+      ownOrigins(request, deps.config)[0] ??
+      '';
     return `/v1/login?return_to=${encodeURIComponent(`${origin}${PAGE}`)}`;
   }
 
@@ -125,7 +131,8 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
     }
     request.errorCode = refusal.code;
     const session = await requireAccountSession(deps, request).catch(() => null);
-    if (!session) return sendPage(reply, ERROR_STATUS[refusal.code], signInFirstPage(signInAgainUrl(request)));
+    if (!session)
+      return sendPage(reply, ERROR_STATUS[refusal.code], signInFirstPage(signInAgainUrl(request)));
     const recent = refusal.code === 'forbidden' && refusal.message.includes('recent sign-in');
     const message =
       refusal.code === 'validation_error' || refusal.code === 'forbidden'
@@ -159,7 +166,9 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
   ) => ({
     onRequest: refuseForeignOrigin((request) => accountOrigins(request, deps.config)),
     errorHandler: (error: unknown, request: FastifyRequest, reply: FastifyReply) =>
-      isFormPost(request) ? formFailure(error, request, reply) : handleError(error as Error, request, reply),
+      isFormPost(request)
+        ? formFailure(error, request, reply)
+        : handleError(error as Error, request, reply),
     schema: {
       operationId,
       summary,
@@ -272,7 +281,12 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
     ),
     async (request, reply) => {
       const { session, identity } = await authorizeChange(request);
-      const wasOn = await removeSecondFactor(deps, actor(request), identity.id, 'second_factor_disable');
+      const wasOn = await removeSecondFactor(
+        deps,
+        actor(request),
+        identity.id,
+        'second_factor_disable',
+      );
       if (isFormPost(request)) {
         return page(reply, 200, session, {
           notice: wasOn ? 'Two-step verification is now off.' : 'The setup was cancelled.',

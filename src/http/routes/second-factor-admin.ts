@@ -48,10 +48,10 @@ export function secondFactorAdminRoutes(app: FastifyInstance, deps: AppDeps): vo
           'Removes the authenticator and every recovery code; the identity then signs in with its first factor alone until it enrols again. 204 also when there was none. Sessions are kept (revoke them with POST /v1/identities/{id}/revoke-sessions).',
         tags: ['identities'],
         params: IdParams,
-        response: responses(
-          { 204: NoContent('Reset; the identity has no second factor now') },
-          [...SERVICE_ERRORS, 404],
-        ),
+        response: responses({ 204: NoContent('Reset; the identity has no second factor now') }, [
+          ...SERVICE_ERRORS,
+          404,
+        ]),
       },
     },
     async (request, reply) => {

@@ -8,7 +8,11 @@ import { setSessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
 import { handleError } from '../errors.js';
 import { clearFlowCookie } from '../flow-cookie.js';
-import { SECOND_FACTOR_SURFACES, type SecondFactorSurface, flowMethodUrl } from '../flow-methods.js';
+import {
+  SECOND_FACTOR_SURFACES,
+  type SecondFactorSurface,
+  flowMethodUrl,
+} from '../flow-methods.js';
 import { formMessage, isFormPost, sendFailurePage, sendPage } from '../login-page/respond.js';
 import { signedInPage } from '../login-page/render.js';
 import { secondFactorPage } from '../login-page/second-factor-page.js';
@@ -41,7 +45,10 @@ function codeMessage(method: string, error: DomainError): string {
  */
 export function secondFactorFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
   const flowDeps = flowDepsOf(deps);
-  const cookieSettings = { cookieDomain: deps.config.cookieDomain, sessionTtlMs: deps.sessionTtlMs };
+  const cookieSettings = {
+    cookieDomain: deps.config.cookieDomain,
+    sessionTtlMs: deps.sessionTtlMs,
+  };
 
   async function formFailure(
     surface: SecondFactorSurface,
