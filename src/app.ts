@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { createArgon2Hasher } from './adapters/argon2-hasher.js';
+import { createOtplibTotp } from './adapters/otplib-totp.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
@@ -76,6 +77,8 @@ export async function buildServices(
       usernameRule: config.rateLimits.loginUsername,
       // Refreshed by the server once migrated and after each sweep (serve.ts).
       legacyTokens: new LegacyTokens(),
+      totp: createOtplibTotp(),
+      secondFactorRule: config.rateLimits.secondFactor,
     };
     return {
       deps,

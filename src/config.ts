@@ -34,7 +34,11 @@ export interface Config {
     loginIp: RateLimitRule;
     loginUsername: RateLimitRule;
     flowCreateIp: RateLimitRule;
+    /** Second-factor codes per identity (SERVICE_RATE_LIMIT_SECOND_FACTOR). */
+    secondFactor: RateLimitRule;
   };
+  /** The issuer authenticator apps show beside a TOTP entry (SERVICE_TOTP_ISSUER). */
+  totpIssuer: string;
   sweepIntervalMs: number;
   auditFlushMs: number;
   /** How long in-flight requests may take to finish after SIGTERM before connections are cut. */
@@ -77,6 +81,8 @@ export const DEFAULTS = {
   SERVICE_RATE_LIMIT_LOGIN_IP: '30/60s',
   SERVICE_RATE_LIMIT_LOGIN_USERNAME: '10/15m',
   SERVICE_RATE_LIMIT_FLOW_CREATE_IP: '60/60s',
+  SERVICE_RATE_LIMIT_SECOND_FACTOR: '10/15m',
+  SERVICE_TOTP_ISSUER: 'Tessera',
   SERVICE_SWEEP_INTERVAL_MINUTES: '15',
   SERVICE_AUDIT_FLUSH_MS: '1000',
   SERVICE_SHUTDOWN_TIMEOUT_MS: '5000',
@@ -200,6 +206,16 @@ function secretList(env: Env, variable: string): string[] {
     .filter((item) => item !== '');
 }
 
+/** Shown in authenticator apps and put in otpauth:// URIs: printable, no colon (the label separator). */
+function totpIssuer(env: Env): string {
+  const text = read(env, 'SERVICE_TOTP_ISSUER').trim();
+  const printable = [...text].every((char) => char >= ' ' && char !== '\u007f');
+  if (text === '' || text.length > 64 || text.includes(':') || !printable) {
+    throw new ConfigError('SERVICE_TOTP_ISSUER', '1-64 printable characters without ":"', text);
+  }
+  return text;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = read(env, 'SERVICE_DATA_DIR');
   const databaseUrl = optional(env, 'SERVICE_DATABASE_URL') ?? `${dataDir}/tessera.db`;
@@ -243,7 +259,9 @@ export function loadConfig(env: Env = process.env): Config {
       loginIp: rule(env, 'SERVICE_RATE_LIMIT_LOGIN_IP'),
       loginUsername: rule(env, 'SERVICE_RATE_LIMIT_LOGIN_USERNAME'),
       flowCreateIp: rule(env, 'SERVICE_RATE_LIMIT_FLOW_CREATE_IP'),
+      secondFactor: rule(env, 'SERVICE_RATE_LIMIT_SECOND_FACTOR'),
     },
+    totpIssuer: totpIssuer(env),
     sweepIntervalMs:
       number(env, 'SERVICE_SWEEP_INTERVAL_MINUTES', { min: 0, integer: false }) * 60_000,
     auditFlushMs: number(env, 'SERVICE_AUDIT_FLUSH_MS', { min: 1, integer: true }),

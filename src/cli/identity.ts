@@ -11,6 +11,7 @@ import { cliActor, withServices } from './context.js';
 import { transferCommands } from './identity-transfer.js';
 import { parseCount, readPasswordFromStdin } from './input.js';
 import { printJson, printList } from './output.js';
+import { secondFactorCommands } from './second-factor.js';
 
 export function identityCommands(program: Command): void {
   const identity = program.command('identity').description('identities (users)');
@@ -125,5 +126,6 @@ export function identityCommands(program: Command): void {
     );
   }
 
+  secondFactorCommands(identity);
   transferCommands(identity);
 }

@@ -4,6 +4,7 @@ import type { TransferStore } from './identity-transfer/transfer-store.js';
 import type { LinkStore } from './links/link-store.js';
 import type { FlowStore } from './login-flows/flow-store.js';
 import type { RateLimitStore } from './rate-limit/rate-limit-store.js';
+import type { SecondFactorStore } from './second-factor/second-factor-store.js';
 import type { ServiceTokenStore } from './service-tokens/service-token-store.js';
 import type { SessionStore } from './sessions/session-store.js';
 import type { LegacyTokenStore } from './tokens/legacy-token-store.js';
@@ -22,7 +23,8 @@ export interface Store
     FlowStore,
     LinkStore,
     TransferStore,
-    LegacyTokenStore {
+    LegacyTokenStore,
+    SecondFactorStore {
   /**
    * Runs `work` in one database transaction: everything it writes commits, or none of it.
    * Inside a transaction, calling this again joins the open one.

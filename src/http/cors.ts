@@ -1,12 +1,14 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { AppDeps } from './deps.js';
-import { FLOW_METHODS, flowMethodUrl } from './flow-methods.js';
+import { FLOW_METHODS, SECOND_FACTOR_SURFACES, flowMethodUrl } from './flow-methods.js';
 import { corsZoneOrigins } from './origins.js';
 import { NoContent, responses } from './schemas.js';
 import { accountRoutes } from './routes/account.js';
 import { browserSessionRoutes } from './routes/browser-session.js';
 import { loginFlowRoutes } from './routes/login-flows.js';
+import { accountTwoFactorRoutes } from './routes/account-two-factor.js';
+import { secondFactorFlowRoutes } from './routes/second-factor-flows.js';
 
 /** docs/browser-sign-in.md: the browser endpoints by zone, as route URLs; a flow takes every method's. */
 const ZONE_ROUTES = {
@@ -15,6 +17,7 @@ const ZONE_ROUTES = {
     '/v1/login',
     '/v1/flows/:id',
     ...FLOW_METHODS.map(({ method }) => flowMethodUrl(method.id)),
+    ...SECOND_FACTOR_SURFACES.map(({ method }) => flowMethodUrl(method.id)),
   ],
   /** The account JSON API (docs/account.md); the page itself is not read cross-origin. */
   account: [
@@ -109,6 +112,8 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
     app.options(url, { schema: preflight }, (_request, reply) => reply.callNotFound());
   }
   loginFlowRoutes(app, deps);
+  secondFactorFlowRoutes(app, deps);
+  accountTwoFactorRoutes(app, deps);
   browserSessionRoutes(app, deps);
   accountRoutes(app, deps);
 }

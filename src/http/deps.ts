@@ -8,6 +8,7 @@ import type { Config } from '../config.js';
 import type { RateLimitRule } from '../lib/rate.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { LegacyTokens } from '../domain/tokens/legacy-tokens.js';
+import type { TotpEngine } from '../domain/second-factor/totp.js';
 
 /** Everything the HTTP adapter needs, built once by the composition root. */
 export interface AppDeps {
@@ -25,4 +26,8 @@ export interface AppDeps {
   usernameRule: RateLimitRule;
   /** Whether pre-checksum tokens may still be presented (docs/tokens.md). */
   legacyTokens: LegacyTokens;
+  /** RFC 6238 codes for the second factor (docs/two-factor.md). */
+  totp: TotpEngine;
+  /** Second-factor codes per identity (SERVICE_RATE_LIMIT_SECOND_FACTOR). */
+  secondFactorRule: RateLimitRule;
 }

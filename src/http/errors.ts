@@ -32,7 +32,11 @@ export interface ErrorBody {
 
 export function errorBody(error: DomainError): ErrorBody {
   const body: ErrorBody = { error: error.code };
-  if (error.code === 'validation_error' && error.hasClientMessage) body.message = error.message;
+  // A forbidden with a message tells the client what to do (send a second factor, sign in
+  // again); the grant and Origin refusals carry none and stay `{error}` alone.
+  if ((error.code === 'validation_error' || error.code === 'forbidden') && error.hasClientMessage) {
+    body.message = error.message;
+  }
   if (error.code === 'rate_limited' && error.retryAfterSeconds !== undefined) {
     body.retry_after = error.retryAfterSeconds;
   }

@@ -2,6 +2,9 @@ import { type TProperties, Type } from '@sinclair/typebox';
 import type { SignInMethod } from '../domain/sign-in/method.js';
 import type { SignInMethodDeps, SignInMethodId } from '../domain/sign-in/methods.js';
 import { passwordMethod } from '../domain/sign-in/password/password-method.js';
+import { recoveryCodeMethod } from '../domain/sign-in/recovery-code/recovery-code-method.js';
+import type { AnySecondFactorMethod } from '../domain/sign-in/second-factors.js';
+import { totpMethod } from '../domain/sign-in/totp/totp-method.js';
 
 /** A sign-in method's HTTP surface on login flows: `POST /v1/flows/{id}/<method id>`. */
 export interface FlowMethodSurface {
@@ -34,7 +37,41 @@ export const FLOW_METHODS: readonly FlowMethodSurface[] = [
   },
 ];
 
+/** A second factor's HTTP surface on login flows: `POST /v1/flows/{id}/<method id>`. */
+export interface SecondFactorSurface {
+  method: AnySecondFactorMethod;
+  /** The method's body fields, optional as for first factors; the route adds `csrf_token`. */
+  fields: TProperties;
+  summary: string;
+  description: string;
+}
+
+/**
+ * The second factors a flow waiting in `second_factor_required` accepts (docs/two-factor.md).
+ * Their routes and their place in the browser credentials zone are built from this list.
+ */
+export const SECOND_FACTOR_SURFACES: readonly SecondFactorSurface[] = [
+  {
+    method: totpMethod,
+    fields: { code: Type.Optional(Type.String({ description: 'The 6-digit code of the app' })) },
+    summary: "Submit an authenticator app's code to a flow waiting for a second factor",
+    description:
+      'Only for a flow in state second_factor_required. JSON or an HTML form post, like the password step; completes the flow with an aal2 session and sets the service_session cookie. A code whose time step was already used is refused.',
+  },
+  {
+    method: recoveryCodeMethod,
+    fields: {
+      recovery_code: Type.Optional(
+        Type.String({ description: 'One of the recovery codes; each works once' }),
+      ),
+    },
+    summary: 'Submit a recovery code to a flow waiting for a second factor',
+    description:
+      'Only for a flow in state second_factor_required, when the authenticator app is not at hand. Each recovery code completes one sign-in (aal2) and is then spent.',
+  },
+];
+
 /** The route URL of a method's flow submission, as Fastify declares it. */
-export function flowMethodUrl(id: SignInMethodId): string {
+export function flowMethodUrl(id: string): string {
   return `/v1/flows/:id/${id}`;
 }

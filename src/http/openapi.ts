@@ -14,8 +14,16 @@ import {
   StartedFlowSchema,
   SUBMIT_BODIES,
   SubmitResultSchema,
+  pascalCase,
 } from './routes/login-flows.js';
 import { Readiness } from './routes/operations.js';
+import {
+  AccountStatusSchema,
+  ConfirmBody,
+  EnrolmentSchema,
+  RecoveryCodesSchema,
+  TwoFactorStatusSchema,
+} from './routes/account-two-factor.js';
 import { RevokeBody, VerifyBody } from './routes/sessions.js';
 import { ErrorSchema, IdentitySchema, MintedSessionSchema, SessionSchema } from './schemas.js';
 import { AccountSessionSchema, SessionListItemSchema } from './session-list.js';
@@ -54,9 +62,12 @@ const COMPONENTS = new Map<TSchema, string>([
   [AccountProfileBody, 'AccountProfileUpdate'],
   [AccountPasswordBody, 'AccountPasswordChange'],
   [SetPasswordBody, 'PasswordSetting'],
-  ...[...SUBMIT_BODIES].map(
-    ([id, body]) => [body, `Flow${id[0]!.toUpperCase()}${id.slice(1)}Submission`] as const,
-  ),
+  [TwoFactorStatusSchema, 'TwoFactorStatus'],
+  [AccountStatusSchema, 'AccountTwoFactor'],
+  [EnrolmentSchema, 'TotpEnrolment'],
+  [RecoveryCodesSchema, 'RecoveryCodes'],
+  [ConfirmBody, 'TotpConfirmation'],
+  ...[...SUBMIT_BODIES].map(([id, body]) => [body, `Flow${pascalCase(id)}Submission`] as const),
 ]);
 
 /** A copy of `node` with every named schema below it (and `node` itself unless `keep`) as a `$ref`. */
@@ -80,7 +91,7 @@ const TAGS = [
   { name: 'browser', description: 'The browser session in the service_session cookie' },
   {
     name: 'account',
-    description: 'The signed-in user’s own account: the hosted page and its JSON API',
+    description: 'The signed-in user’s own account: the hosted pages and their JSON API',
   },
   { name: 'operations', description: 'Liveness, readiness, metrics and this document' },
 ];

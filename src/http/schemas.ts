@@ -42,6 +42,10 @@ export const SessionSchema = Type.Object(
     issued_at: Timestamp,
     expires_at: Timestamp,
     authenticated_via: StringEnum(SIGN_IN_METHOD_IDS),
+    aal: StringEnum(['aal1', 'aal2'] as const, {
+      description:
+        'Assurance reached: aal1 one factor, aal2 a second factor too (docs/two-factor.md)',
+    }),
   },
   { description: 'A session and the identity it belongs to.' },
 );
@@ -69,7 +73,12 @@ export const ERROR_CODES = [
 export const ErrorSchema = Type.Object(
   {
     error: StringEnum(ERROR_CODES),
-    message: Type.Optional(Type.String({ description: 'Only on validation_error' })),
+    message: Type.Optional(
+      Type.String({
+        description:
+          'On validation_error; on forbidden when the refusal has something to explain (a second factor is needed, a recent sign-in)',
+      }),
+    ),
     retry_after: Type.Optional(
       Type.Integer({ description: 'Only on rate_limited: seconds until a retry can succeed' }),
     ),

@@ -12,6 +12,7 @@ import { directAuthRoutes } from './routes/direct-auth.js';
 import { identityRoutes } from './routes/identities.js';
 import { identityCredentialRoutes } from './routes/identity-credentials.js';
 import { linkRoutes } from './routes/links.js';
+import { secondFactorAdminRoutes } from './routes/second-factor-admin.js';
 import { operationRoutes } from './routes/operations.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { echoRequestId, requestIds } from './request-id.js';
@@ -96,6 +97,7 @@ export async function buildServer(
   sessionRoutes(app, deps);
   directAuthRoutes(app, deps);
   linkRoutes(app, deps);
+  secondFactorAdminRoutes(app, deps);
   await app.register((browser) => browserEndpoints(browser, deps));
   await app.ready();
   return app;

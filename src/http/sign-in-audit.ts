@@ -45,7 +45,7 @@ export function signInAuditHooks(
         recordSignIn(
           audit,
           attempt,
-          request.errorCode ?? (failed ? String(reply.statusCode) : 'ok'),
+          attempt.outcome ?? request.errorCode ?? (failed ? String(reply.statusCode) : 'ok'),
         );
       }
       done();

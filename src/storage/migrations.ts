@@ -85,6 +85,30 @@ export const migrations: Migration[] = [
     ],
   },
   {
+    id: '0003_second_factor',
+    statements: [
+      // The assurance a session reached (docs/two-factor.md); every earlier session was one factor.
+      `ALTER TABLE sessions ADD COLUMN aal TEXT NOT NULL DEFAULT 'aal1'`,
+      // A flow waiting for its second factor remembers whose it is and how the first step went.
+      `ALTER TABLE flows ADD COLUMN identity_id TEXT`,
+      `ALTER TABLE flows ADD COLUMN first_method TEXT`,
+      `CREATE TABLE totp_factors (
+        identity_id TEXT PRIMARY KEY REFERENCES identities(id),
+        secret_sealed TEXT NOT NULL,
+        confirmed_at BIGINT,
+        last_used_step BIGINT,
+        created_at BIGINT NOT NULL
+      )`,
+      `CREATE TABLE recovery_codes (
+        identity_id TEXT NOT NULL REFERENCES identities(id),
+        code_hash TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        used_at BIGINT,
+        PRIMARY KEY (identity_id, code_hash)
+      )`,
+    ],
+  },
+  {
     // Sessions per device (docs/account.md): where a session was started, and when it was
     // last used (updated at most every few minutes, off the answer's path). NULL for
     // sessions minted before this migration and for values a service did not state.

@@ -6,6 +6,10 @@ import type { SessionDevice, SessionRecord } from '../domain/sessions/session.js
 import type { FlowErrorRecord, FlowRecord } from '../domain/login-flows/flow.js';
 import type { LinkRecord } from '../domain/links/link.js';
 import type { TokenFormat } from '../lib/tokens.js';
+import type {
+  RecoveryCodeRecord,
+  TotpFactorRecord,
+} from '../domain/second-factor/second-factor-store.js';
 
 /**
  * Tables as Kysely sees them; the rows are the domain's records. Every timestamp is
@@ -21,4 +25,6 @@ export interface Database {
   flows: FlowRecord & { token_format: TokenFormat };
   flow_errors: FlowErrorRecord;
   links: LinkRecord;
+  totp_factors: TotpFactorRecord;
+  recovery_codes: RecoveryCodeRecord;
 }

@@ -5,6 +5,7 @@ import { flowQueries } from './queries/flows.js';
 import { identityQueries } from './queries/identities.js';
 import { linkQueries } from './queries/links.js';
 import { rateLimitQueries } from './queries/rate-limits.js';
+import { secondFactorQueries } from './queries/second-factor.js';
 import { serviceTokenQueries } from './queries/service-tokens.js';
 import { sessionQueries } from './queries/sessions.js';
 import { tokenFormatQueries } from './queries/token-formats.js';
@@ -44,7 +45,7 @@ export function createStore(db: Kysely<Database>, inTransaction = false): Store 
       transferQueries(db),
     ),
     Object.assign(auditQueries(db), rateLimitQueries(db), flowQueries(db), linkQueries(db)),
-    Object.assign(tokenFormatQueries(db), transactional),
+    Object.assign(tokenFormatQueries(db), secondFactorQueries(db), transactional),
   );
   return store;
 }

@@ -85,6 +85,7 @@ describeEachDatabase('identities', (kind) => {
         issued_at: new Date(t.clock.now()).toISOString(),
         expires_at: new Date(t.clock.now() + 72 * 3_600_000).toISOString(),
         authenticated_via: 'password',
+        aal: 'aal1',
       });
       const introspect = await t.token('introspect');
       const verified = await t.call('POST', '/v1/sessions/verify', introspect, {

@@ -42,6 +42,7 @@ describeEachDatabase('sessions', (kind) => {
         issued_at: new Date(t.clock.now()).toISOString(),
         expires_at: new Date(t.clock.now() + HALF_HOUR).toISOString(),
         authenticated_via: 'password',
+        aal: 'aal1',
       });
     });
 

@@ -29,6 +29,8 @@ describeEachDatabase('housekeeping sweep', (kind) => {
       issued_at: t.clock.now(),
       expires_at: t.clock.now() + expiresIn,
       token_format: 'crc32' as const,
+      identity_id: null,
+      first_method: null,
     });
     await store.insertFlow(flow(newToken('flow'), HOUR / 2));
     const keptFlow = newToken('flow');

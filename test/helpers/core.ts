@@ -68,7 +68,7 @@ export async function createSession(
 ): Promise<{ token: string; id: string }> {
   const record = await identityRecord(t, identityId);
   const minted = await t.deps.store.transaction((tx) =>
-    mintSession(t.deps, tx, record, 'password', UNKNOWN_DEVICE),
+    mintSession(t.deps, tx, record, { id: 'password', assurance: 'aal1' }, UNKNOWN_DEVICE),
   );
   return { token: minted.token, id: minted.session.id };
 }

@@ -36,6 +36,7 @@ export function sessionRow(
     token_hash: hashToken(token),
     identity_id: identityId,
     authenticated_via: 'password',
+    aal: 'aal1',
     issued_at: T0,
     expires_at: T0 + 3_600_000,
     revoked_at: null,
@@ -103,6 +104,8 @@ export function flowRow(
     issued_at: T0,
     expires_at: T0 + 15 * 60_000,
     token_format: TOKEN_FORMAT,
+    identity_id: null,
+    first_method: null,
     ...overrides,
   };
 }

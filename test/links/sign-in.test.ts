@@ -55,6 +55,7 @@ describeEachDatabase('link sign-in', (kind) => {
           issued_at: iso,
           expires_at: new Date(now + 72 * HOUR).toISOString(),
           authenticated_via: 'link',
+          aal: 'aal1',
           identity: {
             id: expect.any(String),
             username: name.toLowerCase(),

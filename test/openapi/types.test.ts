@@ -8,6 +8,7 @@ import type { Link, LinkKey } from '../../src/domain/links/link.js';
 import type { FlowView, StartedFlow } from '../../src/domain/login-flows/flow.js';
 import type { LinkSignIn, LinkSignInResult } from '../../src/domain/sign-in/link/link-sign-in.js';
 import type { PasswordInput } from '../../src/domain/sign-in/password/password-method.js';
+import type { DirectPasswordInput } from '../../src/domain/sign-in/password/authenticate-password.js';
 import type { MintedSession, Session } from '../../src/domain/sessions/session.js';
 import type { ErrorBody } from '../../src/http/errors.js';
 import type { PasswordBody, RegisterBody } from '../../src/http/routes/direct-auth.js';
@@ -48,7 +49,7 @@ describe('schemas and domain types agree', () => {
 
   it('request body schemas equal the inputs the use cases take', () => {
     expectTypeOf<Static<typeof RegisterBody>>().toEqualTypeOf<Registration>();
-    expectTypeOf<Static<typeof PasswordBody>>().toEqualTypeOf<PasswordInput>();
+    expectTypeOf<Static<typeof PasswordBody>>().toEqualTypeOf<DirectPasswordInput>();
     expectTypeOf<Static<typeof ProfileBody>>().toEqualTypeOf<Parameters<typeof updateProfile>[3]>();
     expectTypeOf<Static<typeof SignInBody>>().toEqualTypeOf<LinkSignIn>();
     expectTypeOf<Static<typeof AttachBody>>().toEqualTypeOf<Attachment>();

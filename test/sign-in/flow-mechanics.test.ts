@@ -7,6 +7,7 @@ import { completeSignIn } from '../../src/domain/sign-in/complete-sign-in.js';
 import { linkMethod } from '../../src/domain/sign-in/link/link-method.js';
 import { signInNotes } from '../../src/domain/sign-in/method.js';
 import type { SignInMethodDeps } from '../../src/domain/sign-in/methods.js';
+import { enrolledSecondFactors } from '../../src/domain/sign-in/second-factors.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { identityRecord } from '../helpers/core.js';
 import { type FlowTestApp, createFlowApp, flowRow, startFlow } from '../flows/helpers.js';
@@ -38,6 +39,7 @@ describeEachDatabase('login flow mechanics with a method other than password', (
         createRule: t.deps.config.rateLimits.flowCreateIp,
         submitRule: t.deps.config.rateLimits.loginIp,
       },
+      secondFactorsOf: (identityId) => enrolledSecondFactors(t.deps.store, identityId),
     };
     const notes = { target: null, details: {} };
     await attachLink(t.deps, operator, t.alice.id, { ...pair, verified: true }, notes);
@@ -67,7 +69,9 @@ describeEachDatabase('login flow mechanics with a method other than password', (
 
   it('completes the flow with a session made by that method, and notes identity and session', async () => {
     const { flow, notes, submit } = await submission(pair);
-    const { returnTo, minted } = await submit();
+    const result = await submit();
+    if (!result.completed) throw new Error('alice has no second factor: the flow must complete');
+    const { returnTo, minted } = result;
     expect(returnTo).toBeNull();
     expect(minted.session.authenticated_via).toBe('link');
     expect(minted.session.identity.id).toBe(t.alice.id);
@@ -116,9 +120,9 @@ describeEachDatabase('login flow mechanics with a method other than password', (
     }
   });
 
-  it('completeSignIn mints no session above aal1 while sessions cannot carry it', async () => {
+  it('completeSignIn stores the assurance reached, and whoami says it', async () => {
     const identity = await identityRecord(t, t.alice.id);
-    const attempt = t.deps.store.transaction((tx) =>
+    const minted = await t.deps.store.transaction((tx) =>
       completeSignIn(
         t.deps,
         tx,
@@ -128,6 +132,12 @@ describeEachDatabase('login flow mechanics with a method other than password', (
         UNKNOWN_DEVICE,
       ),
     );
-    await expect(attempt).rejects.toThrow(/aal2/);
+    expect(minted.session).toMatchObject({ authenticated_via: 'password', aal: 'aal2' });
+    const whoami = await t.inject({
+      method: 'GET',
+      url: '/v1/whoami',
+      headers: { cookie: `service_session=${minted.token}` },
+    });
+    expect(whoami.json()).toMatchObject({ authenticated_via: 'password', aal: 'aal2' });
   });
 });

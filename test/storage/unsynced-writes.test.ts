@@ -62,6 +62,8 @@ describe('writes committed without fsync [sqlite]', () => {
     return_to: null,
     state: 'created',
     failed_attempts: 0,
+    identity_id: null,
+    first_method: null,
     issued_at: 1_000,
     expires_at: 900_000,
   });

@@ -24,10 +24,23 @@ export interface FlowSettings {
 }
 
 export interface FlowDeps extends CompleteSignInDeps {
-  store: Pick<Store, 'insertFlow' | 'findFlow' | 'listFlowErrors' | 'hitRateLimit' | 'transaction'>;
+  store: Pick<
+    Store,
+    | 'insertFlow'
+    | 'findFlow'
+    | 'listFlowErrors'
+    | 'hitRateLimit'
+    | 'awaitSecondFactor'
+    | 'transaction'
+  >;
   clock: Clock;
   flows: FlowSettings;
   legacyTokens: Pick<LegacyTokens, 'accepts'>;
+  /**
+   * The second factors that can complete a sign-in of this identity (none: the first
+   * factor is enough). Injected, so the flow names no method (docs/two-factor.md).
+   */
+  secondFactorsOf(identityId: string): Promise<readonly string[]>;
 }
 
 /** What finding a flow by id needs: the offline id check, then the store. */
@@ -65,6 +78,8 @@ export async function startFlow(deps: FlowDeps, input: FlowStart): Promise<FlowR
     failed_attempts: 0,
     issued_at: now,
     expires_at: now + deps.flows.ttlMs,
+    identity_id: null,
+    first_method: null,
   };
   await deps.store.insertFlow({ ...flow, token_format: TOKEN_FORMAT });
   return flow;
@@ -106,11 +121,21 @@ export interface CompletedFlow {
   minted: MintedSession;
 }
 
+/** The first factor was right, and the identity has a second: the flow waits for it. */
+export interface WaitingFlow {
+  flow: FlowRecord;
+  /** The second factors that can complete it. */
+  secondFactor: readonly string[];
+}
+
+export type FlowSubmitResult =
+  ({ completed: true } & CompletedFlow) | ({ completed: false } & WaitingFlow);
+
 /**
  * Counting comes first: its UPDATE takes the flow's row lock, so of failures racing past the
  * cap only those that were counted leave an error row, and a closed flow's list stops growing.
  */
-async function recordFailure(
+export async function recordFailure(
   deps: FlowDeps,
   flowId: string,
   code: CredentialFailure,
@@ -128,12 +153,16 @@ async function recordFailure(
  * before the flow is touched, and completion is one conditional UPDATE: of any number of
  * correct submissions racing on one flow (in any number of processes) exactly one
  * completes it, and only that one mints.
+ *
+ * A first factor that gives `aal1` to an identity with a second factor mints nothing: the
+ * flow moves to `second_factor_required` (remembering the identity and the method) and
+ * waits for `submitSecondFactor`.
  */
 export async function submitToFlow<Input, Deps>(
   deps: FlowDeps & Deps,
   method: SignInMethod<SignInMethodId, Input, Deps>,
   input: FlowSubmission,
-): Promise<CompletedFlow> {
+): Promise<FlowSubmitResult> {
   const flow = await findFlow(deps, input.flowId);
   if (!isFlowOpen(flow, deps.clock.now())) throw new DomainError('invalid_token');
 
@@ -156,12 +185,28 @@ export async function submitToFlow<Input, Deps>(
     throw new DomainError(outcome.failure);
   }
 
+  const { identity } = outcome;
+  const secondFactor = method.assurance === 'aal1' ? await deps.secondFactorsOf(identity.id) : [];
+  if (secondFactor.length > 0) {
+    const now = deps.clock.now();
+    if (!(await deps.store.awaitSecondFactor(flow.id, now, identity.id, method.id))) {
+      throw new DomainError('invalid_token');
+    }
+    const waiting: FlowRecord = {
+      ...flow,
+      state: 'second_factor_required',
+      identity_id: identity.id,
+      first_method: method.id,
+    };
+    return { completed: false, flow: waiting, secondFactor };
+  }
+
   const minted = await deps.store.transaction(async (tx) => {
     if (!(await tx.completeFlow(flow.id, deps.clock.now()))) {
       throw new DomainError('invalid_token');
     }
-    return completeSignIn(deps, tx, outcome.identity, method, null, input.device);
+    return completeSignIn(deps, tx, identity, method, null, input.device);
   });
   input.notes.sessionId = minted.session.id;
-  return { returnTo: flow.return_to, minted };
+  return { completed: true, returnTo: flow.return_to, minted };
 }

@@ -1,7 +1,11 @@
 import { toIso } from '../../lib/clock.js';
 import { hashToken, secretsEqual } from '../../lib/tokens.js';
 
-export type FlowState = 'created' | 'completed' | 'failed';
+/**
+ * `second_factor_required`: the first factor was right and the identity has a second
+ * factor; the flow waits for it (docs/two-factor.md) and has minted nothing.
+ */
+export type FlowState = 'created' | 'second_factor_required' | 'completed' | 'failed';
 
 export interface FlowRecord {
   id: string;
@@ -11,6 +15,10 @@ export interface FlowRecord {
   failed_attempts: number;
   issued_at: number;
   expires_at: number;
+  /** Whose second factor a `second_factor_required` flow waits for; null before. */
+  identity_id: string | null;
+  /** The first factor's method id, the session's `authenticated_via` once the flow completes. */
+  first_method: string | null;
 }
 
 /** A recorded failure of a flow submission, kept so a UI can show it after a reload. */
@@ -34,6 +42,8 @@ export interface FlowView {
   state: FlowViewState;
   issued_at: string;
   expires_at: string;
+  /** Only in state `second_factor_required`: the methods that can complete the flow. */
+  second_factor?: { methods: string[] };
 }
 
 /** What `GET /v1/login` hands to the client that will submit the password. */
@@ -41,23 +51,40 @@ export interface StartedFlow extends FlowView {
   csrf_token: string;
 }
 
-/** Only a `created` flow inside its lifetime accepts a password. */
+/** Only a `created` flow inside its lifetime accepts a first factor (a password). */
 export function isFlowOpen(flow: FlowRecord, now: number): boolean {
   return flow.state === 'created' && flow.expires_at > now;
 }
 
-export function flowViewState(flow: FlowRecord, now: number): FlowViewState {
-  return flow.state === 'created' && flow.expires_at <= now ? 'expired' : flow.state;
+/** Only a `second_factor_required` flow inside its lifetime accepts a second factor. */
+export function awaitsSecondFactor(flow: FlowRecord, now: number): boolean {
+  return flow.state === 'second_factor_required' && flow.expires_at > now;
 }
 
-export function toFlowView(flow: FlowRecord, now: number): FlowView {
+/** States in which a flow can still be used, and so still expire. */
+const LIVE_STATES: ReadonlySet<FlowState> = new Set(['created', 'second_factor_required']);
+
+export function flowViewState(flow: FlowRecord, now: number): FlowViewState {
+  return LIVE_STATES.has(flow.state) && flow.expires_at <= now ? 'expired' : flow.state;
+}
+
+/** `secondFactorMethods`: what can complete a flow waiting for its second factor. */
+export function toFlowView(
+  flow: FlowRecord,
+  now: number,
+  secondFactorMethods: readonly string[] = [],
+): FlowView {
+  const state = flowViewState(flow, now);
   return {
     id: flow.id,
     flow_id: flow.id,
     return_to: flow.return_to,
-    state: flowViewState(flow, now),
+    state,
     issued_at: toIso(flow.issued_at),
     expires_at: toIso(flow.expires_at),
+    ...(state === 'second_factor_required'
+      ? { second_factor: { methods: [...secondFactorMethods] } }
+      : {}),
   };
 }
 

@@ -19,6 +19,11 @@ export interface SignInAttempt extends SignInNotes {
    * claim never uses those names.
    */
   claim: Record<string, unknown>;
+  /**
+   * The outcome to record instead of the answer's code: `second_factor_required` when the
+   * first factor was right and the flow now waits for the second (no session yet).
+   */
+  outcome?: string;
 }
 
 export function signInAttempt(

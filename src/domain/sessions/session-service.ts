@@ -4,6 +4,7 @@ import { TOKEN_FORMAT, hashToken, isWellFormedToken, newToken } from '../../lib/
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { DomainError, notFound } from '../errors.js';
 import { type IdentityRecord, requireIdentityId } from '../identities/identity.js';
+import type { Assurance } from '../sign-in/method.js';
 import type { Store } from '../store.js';
 import type { LegacyTokens } from '../tokens/legacy-tokens.js';
 import type { LastUseRecorder } from './last-use.js';
@@ -34,7 +35,7 @@ export async function mintSession(
   deps: Pick<SessionDeps, 'clock' | 'sessionTtlMs'>,
   tx: Pick<Store, 'insertSession'>,
   identity: IdentityRecord,
-  via: AuthenticationMethod,
+  by: { id: AuthenticationMethod; assurance: Assurance },
   device: SessionDevice,
 ): Promise<MintedSession> {
   const now = deps.clock.now();
@@ -43,7 +44,8 @@ export async function mintSession(
     id: newId(),
     token_hash: hashToken(token),
     identity_id: identity.id,
-    authenticated_via: via,
+    authenticated_via: by.id,
+    aal: by.assurance,
     issued_at: now,
     expires_at: now + deps.sessionTtlMs,
     revoked_at: null,

@@ -1,5 +1,6 @@
 import { toIso } from '../../lib/clock.js';
 import { type Identity, type IdentityRecord, toIdentity } from '../identities/identity.js';
+import type { Assurance } from '../sign-in/method.js';
 import type { SignInMethodId } from '../sign-in/methods.js';
 
 /** The sign-in method a session was made by (`authenticated_via`). */
@@ -10,6 +11,8 @@ export interface SessionRecord {
   token_hash: string;
   identity_id: string;
   authenticated_via: AuthenticationMethod;
+  /** The assurance the sign-in reached: `aal2` after a second factor (docs/two-factor.md). */
+  aal: Assurance;
   issued_at: number;
   expires_at: number;
   revoked_at: number | null;
@@ -58,6 +61,7 @@ export interface Session {
   issued_at: string;
   expires_at: string;
   authenticated_via: AuthenticationMethod;
+  aal: Assurance;
 }
 
 export function toSession(session: SessionRecord, identity: IdentityRecord): Session {
@@ -67,6 +71,7 @@ export function toSession(session: SessionRecord, identity: IdentityRecord): Ses
     issued_at: toIso(session.issued_at),
     expires_at: toIso(session.expires_at),
     authenticated_via: session.authenticated_via,
+    aal: session.aal,
   };
 }
 

@@ -48,11 +48,7 @@ export async function completeSignIn(
   audit: SignInAudit | null,
   device: SessionDevice,
 ): Promise<MintedSession> {
-  // Sessions do not record their assurance yet: every method so far gives aal1, so every
-  // session is aal1 by construction. A method giving more must make sessions carry it
-  // first, or no relying service could tell the difference; refuse rather than mint.
-  if (by.assurance !== 'aal1') throw new Error(`sessions cannot carry ${by.assurance} yet`);
-  const minted = await mintSession(deps, tx, identity, by.id, device);
+  const minted = await mintSession(deps, tx, identity, by, device);
   if (audit) {
     await deps.audit.write(tx, audit.actor, {
       action: audit.action,

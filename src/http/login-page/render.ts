@@ -15,7 +15,7 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (char) => ESCAPES[char]!);
 }
 
-function layout(title: string, body: string): string {
+export function layout(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -43,7 +43,7 @@ export interface LoginFormInput {
 }
 
 /** Where the user goes after signing in, named so a look-alike link is easier to spot. */
-function destination(flow: FlowRecord): string {
+export function destination(flow: FlowRecord): string {
   if (!flow.return_to) return '';
   const host = new URL(flow.return_to).host;
   return `<p class="note muted">After signing in you will continue to <strong>${escapeHtml(host)}</strong>.</p>`;

@@ -78,7 +78,7 @@ export function restartUrl(flow: FlowRecord | undefined): string {
 }
 
 /** A sentence for a failure that leaves the form usable. */
-function formMessage(error: DomainError): string {
+export function formMessage(error: DomainError): string {
   switch (error.code) {
     case 'invalid_credentials':
       return 'The username or password is incorrect.';
@@ -140,6 +140,8 @@ export interface FailureContext {
   formUsable: boolean;
   username?: string;
   now: number;
+  /** The form to show again with the error, when it is not the password form (the code step). */
+  renderForm?: (error: DomainError) => string;
 }
 
 /**
@@ -169,7 +171,9 @@ export function sendFailurePage(
   }
   const { flow } = context;
   if (flow && context.formUsable && code !== 'forbidden' && code !== 'invalid_token') {
-    const page = loginPage({ flow, error: formMessage(error), username: context.username });
+    const page = context.renderForm
+      ? context.renderForm(error)
+      : loginPage({ flow, error: formMessage(error), username: context.username });
     return sendPage(reply, ERROR_STATUS[code], page, landingOrigins(flow));
   }
   const [title, message] = deadEnd(error, flow, context.now);

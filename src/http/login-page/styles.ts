@@ -32,6 +32,17 @@ background:var(--accent);color:var(--accent-text);cursor:pointer;margin-top:.25r
 button:hover{filter:brightness(1.08)}
 a{color:var(--accent)}
 .note{margin:1.25rem 0 0;text-align:center}
+h2{font-size:1.15rem;margin:0 0 1rem}
+form{margin:0 0 1rem}
+button.secondary{background:transparent;color:var(--accent);border:1px solid var(--line)}
+details{margin:1rem 0 0}
+summary{cursor:pointer;color:var(--accent);margin:0 0 .75rem}
+.qr{background:#fff;padding:.5rem;border-radius:8px;max-width:14rem;margin:0 auto 1rem}
+.qr svg{display:block;width:100%;height:auto}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+.key{font-size:1.05rem;word-break:break-all}
+ol.codes{columns:2;padding-left:1.5rem;margin:0 0 1rem}
+.notice{border-left:3px solid var(--accent);padding-left:.75rem}
 `.trim();
 
 /** CSP source expression allowing exactly STYLES as an inline `<style>`. */

@@ -29,7 +29,19 @@ export const RegisterBody = Type.Object(
   { additionalProperties: false },
 );
 export const PasswordBody = Type.Object(
-  { username: Type.String(), password: Type.String() },
+  {
+    username: Type.String(),
+    password: Type.String(),
+    totp_code: Type.Optional(
+      Type.String({
+        description:
+          'Only for an identity with a second factor: the code of its authenticator app (docs/two-factor.md)',
+      }),
+    ),
+    recovery_code: Type.Optional(
+      Type.String({ description: 'Instead of totp_code: one of its recovery codes' }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -90,7 +102,7 @@ export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
         operationId: 'authenticatePassword',
         summary: 'Sign in with username and password',
         tags: ['sessions'],
-        description: `Per-username rate limit; per-address too when a browser_proxy caller states ${CLIENT_IP_HEADER}.`,
+        description: `Per-username rate limit; per-address too when a browser_proxy caller states ${CLIENT_IP_HEADER}. An identity with a second factor also needs totp_code or recovery_code: without one the answer is 403 forbidden with a message and no session; a wrong one is 401 invalid_credentials; the session is then aal2.`,
         headers: ClientDeviceHeaders,
         body: PasswordBody,
         response: responses({ 200: MintedSessionSchema }, [...SERVICE_ERRORS, 429]),

@@ -1,6 +1,19 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isFlowOpen, toFlowView, toStartedFlow } from '../../domain/login-flows/flow.js';
+import {
+  awaitsSecondFactor,
+  isFlowOpen,
+  toFlowView,
+  toStartedFlow,
+} from '../../domain/login-flows/flow.js';
+import { DomainError } from '../../domain/errors.js';
+import type { SecondFactorStepDeps } from '../../domain/login-flows/second-factor-step.js';
+import { SECOND_FACTOR_REQUIRED } from '../../domain/sign-in/second-factor.js';
+import {
+  type SecondFactorMethodDeps,
+  enrolledSecondFactors,
+} from '../../domain/sign-in/second-factors.js';
+import { secondFactorPage } from '../login-page/second-factor-page.js';
 import {
   type FlowDeps,
   findFlowWithErrors,
@@ -17,7 +30,12 @@ import { browserDevice } from '../device.js';
 import type { AppDeps } from '../deps.js';
 import { handleError } from '../errors.js';
 import { clearFlowCookie, presentsFlowCookie, setFlowCookie } from '../flow-cookie.js';
-import { FLOW_METHODS, type FlowMethodSurface, flowMethodUrl } from '../flow-methods.js';
+import {
+  FLOW_METHODS,
+  type FlowMethodSurface,
+  SECOND_FACTOR_SURFACES,
+  flowMethodUrl,
+} from '../flow-methods.js';
 import {
   isFormPost,
   landingOrigins,
@@ -50,9 +68,18 @@ export const FlowSchema = Type.Object(
     id: Type.String({ description: 'Flow id (tess_f_…)' }),
     flow_id: Type.String({ description: 'Same as id' }),
     return_to: Type.Union([Type.String(), Type.Null()]),
-    state: StringEnum(['created', 'completed', 'failed', 'expired']),
+    state: StringEnum(['created', 'second_factor_required', 'completed', 'failed', 'expired']),
     issued_at: Timestamp,
     expires_at: Timestamp,
+    second_factor: Type.Optional(
+      Type.Object(
+        { methods: Type.Array(Type.String()) },
+        {
+          description:
+            'Only in state second_factor_required: the methods that complete the flow (POST /v1/flows/{id}/<method>)',
+        },
+      ),
+    ),
   },
   { description: 'A login flow, without its CSRF token.' },
 );
@@ -85,7 +112,7 @@ export const SubmitResultSchema = Type.Object({
 });
 
 const LoginQuery = Type.Object({ return_to: Type.Optional(Type.String()) });
-const submitBody = (surface: FlowMethodSurface) =>
+export const submitBody = (surface: Pick<FlowMethodSurface, 'fields'>) =>
   Type.Object(
     {
       ...surface.fields,
@@ -93,20 +120,33 @@ const submitBody = (surface: FlowMethodSurface) =>
     },
     { additionalProperties: false },
   );
-type SubmitRoute = {
+export type SubmitRoute = {
   Params: Static<typeof IdParams>;
   Body: { csrf_token?: string } & Record<string, unknown>;
 };
 
-/** Each flow method's submission body, built once: the OpenAPI document names them. */
-export const SUBMIT_BODIES = new Map(
-  FLOW_METHODS.map((surface) => [surface.method.id, submitBody(surface)] as const),
+/**
+ * Each flow method's submission body, built once: the OpenAPI document names them. The
+ * second factors' routes add theirs (second-factor-flows.ts).
+ */
+export const SUBMIT_BODIES = new Map<string, ReturnType<typeof submitBody>>(
+  [...FLOW_METHODS, ...SECOND_FACTOR_SURFACES].map(
+    (surface) => [surface.method.id, submitBody(surface)] as const,
+  ),
 );
 
+/** `recovery_code` -> `RecoveryCode`: operation ids and component names. */
+export function pascalCase(id: string): string {
+  return id
+    .split('_')
+    .map((part) => part[0]!.toUpperCase() + part.slice(1))
+    .join('');
+}
+
 /** Statuses the proxy header and the stores can add to any browser endpoint. */
-const BROWSER_ERRORS = [401, 403, 422, 503, 504];
+export const BROWSER_ERRORS = [401, 403, 422, 503, 504];
 /** The bearer token is optional: only a browser_proxy stating the client address sends one. */
-const OPTIONAL_SERVICE_TOKEN: Record<string, string[]>[] = [{}, { serviceToken: [] }];
+export const OPTIONAL_SERVICE_TOKEN: Record<string, string[]>[] = [{}, { serviceToken: [] }];
 
 /**
  * The per-IP key: the stated end-user address from a browser_proxy caller, else the peer.
@@ -114,15 +154,18 @@ const OPTIONAL_SERVICE_TOKEN: Record<string, string[]>[] = [{}, { serviceToken: 
  * is stated; any other Authorization scheme is the browser's own business (a site behind
  * HTTP Basic auth sends it on every request) and is left alone.
  */
-async function addressOf(deps: AppDeps, request: FastifyRequest): Promise<string> {
+export async function addressOf(deps: AppDeps, request: FastifyRequest): Promise<string> {
   const bearer = /^Bearer\s/i.test(request.headers.authorization ?? '');
   const stated = request.headers[CLIENT_IP_HEADER] !== undefined;
   const caller = bearer || stated ? await presentedCaller(deps, request) : null;
   return clientAddress(request, caller);
 }
 
-export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
-  const flowDeps: FlowDeps & SignInMethodDeps = {
+/** What the flow mechanics and every method, first or second factor, are given. */
+export function flowDepsOf(
+  deps: AppDeps,
+): FlowDeps & SignInMethodDeps & SecondFactorStepDeps & SecondFactorMethodDeps {
+  return {
     ...deps,
     flows: {
       ttlMs: deps.config.flowTtlMs,
@@ -130,7 +173,12 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
       createRule: deps.config.rateLimits.flowCreateIp,
       submitRule: deps.config.rateLimits.loginIp,
     },
+    secondFactorsOf: (identityId) => enrolledSecondFactors(deps.store, identityId),
   };
+}
+
+export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
+  const flowDeps = flowDepsOf(deps);
 
   const cookieSettings = {
     cookieDomain: deps.config.cookieDomain,
@@ -216,8 +264,13 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
       // logs, a Referer) lets nobody else, browser or not, fetch the token.
       const fromUi = uiOrigin !== null && request.headers.origin === uiOrigin;
       const reveal = fromUi && presentsFlowCookie(request, flow);
+      const now = deps.clock.now();
+      const secondFactor =
+        awaitsSecondFactor(flow, now) && flow.identity_id !== null
+          ? await flowDeps.secondFactorsOf(flow.identity_id)
+          : [];
       return reply.header('cache-control', 'no-store').send({
-        ...toFlowView(flow, deps.clock.now()),
+        ...toFlowView(flow, now, secondFactor),
         ...(reveal ? { csrf_token: flow.csrf_token } : {}),
         errors: errors.map((row) => ({ error: row.error, at: toIso(row.at) })),
       });
@@ -276,7 +329,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
             {
               200: jsonOrPage(
                 SubmitResultSchema,
-                'Signed in: the session (JSON), or the signed-in page for a form post without return_to',
+                'Signed in: the session (JSON), or the signed-in page for a form post without return_to; for a form post to an account with a second factor, the page asking for its code (no session yet)',
               ),
               303: seeOther('Signed in (form post): on to return_to'),
             },
@@ -291,7 +344,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
         if (attempt) attempt.claim = method.claim(fields);
         const address = await addressOf(deps, request);
         if (attempt) attempt.address = address;
-        const { returnTo, minted } = await submitToFlow(flowDeps, method, {
+        const result = await submitToFlow(flowDeps, method, {
           flowId: request.params.id,
           csrfToken,
           fields,
@@ -299,6 +352,15 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
           device: browserDevice(request, address),
           notes: attempt ?? signInNotes(),
         });
+        if (!result.completed) {
+          // No session: a JSON client that does not know the step gets a refusal it cannot
+          // mistake for a sign-in; the hosted page asks for the code (docs/two-factor.md).
+          if (attempt) attempt.outcome = 'second_factor_required';
+          if (!isFormPost(request)) throw new DomainError('forbidden', SECOND_FACTOR_REQUIRED);
+          const page = secondFactorPage({ flow: result.flow, methods: result.secondFactor });
+          return sendPage(reply, 200, page, landingOrigins(result.flow));
+        }
+        const { returnTo, minted } = result;
         setSessionCookie(reply, minted.token, cookieSettings);
         clearFlowCookie(request, reply, request.params.id);
         if (!isFormPost(request)) return { return_to: returnTo, session: minted.session };

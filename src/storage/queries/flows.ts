@@ -19,10 +19,24 @@ export function flowQueries(db: Kysely<Database>): FlowStore {
         .orderBy('at')
         .execute();
     },
-    async completeFlow(id, now) {
+    async completeFlow(id, now, from = 'created') {
       const result = await db
         .updateTable('flows')
         .set({ state: 'completed' })
+        .where('id', '=', id)
+        .where('state', '=', from)
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+    async awaitSecondFactor(id, now, identityId, firstMethod) {
+      const result = await db
+        .updateTable('flows')
+        .set({
+          state: 'second_factor_required',
+          identity_id: identityId,
+          first_method: firstMethod,
+        })
         .where('id', '=', id)
         .where('state', '=', 'created')
         .where('expires_at', '>', now)
@@ -55,7 +69,7 @@ export function flowQueries(db: Kysely<Database>): FlowStore {
           state: sql<FlowState>`CASE WHEN failed_attempts + 1 >= ${maxAttempts} THEN 'failed' ELSE state END`,
         })
         .where('id', '=', id)
-        .where('state', '=', 'created')
+        .where('state', 'in', ['created', 'second_factor_required'])
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },

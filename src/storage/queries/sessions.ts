@@ -18,6 +18,7 @@ const SESSION_COLUMNS = [
   's.expires_at',
   's.revoked_at',
   's.last_used_at',
+  's.aal',
 ] as const;
 const PROFILE_COLUMNS = [
   'i.username',
@@ -38,6 +39,7 @@ export type SessionColumns = [
   expires_at: number,
   revoked_at: number | null,
   last_used_at: number | null,
+  aal: SessionRecord['aal'],
 ];
 
 /** The identity's part: its public profile, never the password hash. */
@@ -65,6 +67,7 @@ export function fromSessionCheckTuple(
     expiresAt,
     revokedAt,
     lastUsedAt,
+    aal,
     username,
     displayName,
     avatarUrl,
@@ -82,6 +85,7 @@ export function fromSessionCheckTuple(
       expires_at: expiresAt,
       revoked_at: revokedAt,
       last_used_at: lastUsedAt,
+      aal,
     },
     identity: {
       id: identityId,
@@ -117,6 +121,7 @@ const SESSION_RECORD_COLUMNS = [
   'expires_at',
   'revoked_at',
   'last_used_at',
+  'aal',
 ] as const satisfies readonly (keyof SessionRecord)[];
 
 /** What a session list shows: never the token hash. */
@@ -128,6 +133,7 @@ const SESSION_LISTING_COLUMNS = [
   'expires_at',
   'revoked_at',
   'last_used_at',
+  'aal',
   'user_agent',
   'client_address',
 ] as const satisfies readonly (keyof SessionListing)[];
