@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { createArgon2Hasher } from './adapters/argon2-hasher.js';
+import { simpleWebAuthn } from './adapters/webauthn.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
@@ -66,6 +67,8 @@ export async function buildServices(
       passwordPolicy: createPasswordPolicy(config.passwordMinScore),
       audit,
       secretBox: resolveSecretBox(config, (message) => log.warn(message)),
+      webauthn: simpleWebAuthn,
+      relyingParty: { id: config.webauthnRpId, name: config.webauthnRpName },
       sessionTtlMs: config.sessionTtlMs,
       usernameRule: config.rateLimits.loginUsername,
     };

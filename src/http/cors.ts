@@ -1,7 +1,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { AppDeps } from './deps.js';
-import { FLOW_METHODS, flowMethodUrl } from './flow-methods.js';
+import { flowMethodUrls } from './flow-methods.js';
 import { corsZoneOrigins } from './origins.js';
 import { NoContent, responses } from './schemas.js';
 import { browserSessionRoutes } from './routes/browser-session.js';
@@ -13,7 +13,7 @@ const ZONE_ROUTES = {
   credentials: [
     '/v1/login',
     '/v1/flows/:id',
-    ...FLOW_METHODS.map(({ method }) => flowMethodUrl(method.id)),
+    ...flowMethodUrls(),
   ],
 } as const;
 

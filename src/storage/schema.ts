@@ -5,6 +5,7 @@ import type { ServiceTokenRecord } from '../domain/service-tokens/service-token.
 import type { SessionRecord } from '../domain/sessions/session.js';
 import type { FlowErrorRecord, FlowRecord } from '../domain/login-flows/flow.js';
 import type { LinkRecord } from '../domain/links/link.js';
+import type { PasskeyRecord, WebAuthnChallengeRecord } from '../domain/passkeys/passkey.js';
 
 /**
  * Tables as Kysely sees them; the rows are the domain's records. Every timestamp is
@@ -20,4 +21,6 @@ export interface Database {
   flows: FlowRecord;
   flow_errors: FlowErrorRecord;
   links: LinkRecord;
+  passkeys: PasskeyRecord;
+  webauthn_challenges: WebAuthnChallengeRecord;
 }

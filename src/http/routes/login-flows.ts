@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isFlowOpen, toFlowView, toStartedFlow } from '../../domain/login-flows/flow.js';
 import {
   type FlowDeps,
+  challengeForFlow,
   findFlowWithErrors,
   startFlow,
   submitToFlow,
@@ -16,7 +17,12 @@ import { setSessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
 import { handleError } from '../errors.js';
 import { clearFlowCookie, presentsFlowCookie, setFlowCookie } from '../flow-cookie.js';
-import { FLOW_METHODS, type FlowMethodSurface, flowMethodUrl } from '../flow-methods.js';
+import {
+  FLOW_METHODS,
+  type FlowMethodSurface,
+  flowChallengeUrl,
+  flowMethodUrl,
+} from '../flow-methods.js';
 import {
   isFormPost,
   landingOrigins,
@@ -41,6 +47,7 @@ import {
   responses,
   seeOther,
 } from '../schemas.js';
+import { flowPage } from '../relying-party.js';
 import { presentedCaller } from '../service-auth.js';
 import { attemptOf, signInAuditHooks } from '../sign-in-audit.js';
 
@@ -84,6 +91,19 @@ export const SubmitResultSchema = Type.Object({
 });
 
 const LoginQuery = Type.Object({ return_to: Type.Optional(Type.String()) });
+export const ChallengeBody = Type.Object(
+  { csrf_token: Type.Optional(Type.String({ description: 'From GET /v1/login' })) },
+  { additionalProperties: false },
+);
+export const ChallengeOptionsSchema = Type.Object(
+  {
+    options: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'The WebAuthn options JSON to pass to the browser (PublicKeyCredential.parseRequestOptionsFromJSON, or @simplewebauthn/browser as optionsJSON)',
+    }),
+  },
+  { description: 'A challenge for the flow and the options around it.' },
+);
 const submitBody = (surface: FlowMethodSurface) =>
   Type.Object(
     {
@@ -246,6 +266,38 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
   }
 
   for (const surface of FLOW_METHODS) {
+    const { method, challenge } = surface;
+    if (!challenge) continue;
+    app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ChallengeBody> | undefined }>(
+      flowChallengeUrl(method.id),
+      {
+        config: { action: `flow_${method.id}_options` },
+        onRequest: refuseForeignOrigin((request) => flowSubmitOrigins(request, deps.config)),
+        schema: {
+          operationId: `challengeFlow${method.id[0]!.toUpperCase()}${method.id.slice(1)}`,
+          summary: challenge.summary,
+          tags: ['flows'],
+          description: challenge.description,
+          security: OPTIONAL_SERVICE_TOKEN,
+          params: IdParams,
+          headers: ClientIpHeader,
+          body: ChallengeBody,
+          response: responses({ 200: ChallengeOptionsSchema }, [...BROWSER_ERRORS, 404]),
+        },
+      },
+      async (request, reply) => {
+        await addressOf(deps, request);
+        const options = await challengeForFlow(flowDeps, method, {
+          flowId: request.params.id,
+          csrfToken: request.body?.csrf_token,
+          page: flowPage(request, deps.config),
+        });
+        return reply.header('cache-control', 'no-store').send({ options });
+      },
+    );
+  }
+
+  for (const surface of FLOW_METHODS) {
     const { method } = surface;
     const signInAudit = signInAuditHooks(deps.audit, method);
     app.post<SubmitRoute>(
@@ -296,6 +348,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
           fields,
           address,
           notes: attempt ?? signInNotes(),
+          page: flowPage(request, deps.config),
         });
         setSessionCookie(reply, minted.token, cookieSettings);
         clearFlowCookie(request, reply, request.params.id);
