@@ -5,6 +5,7 @@ import { flowMethodUrls } from './flow-methods.js';
 import { corsZoneOrigins } from './origins.js';
 import { NoContent, responses } from './schemas.js';
 import { browserSessionRoutes } from './routes/browser-session.js';
+import { accountPasskeyRoutes } from './routes/account-passkeys.js';
 import { loginFlowRoutes } from './routes/login-flows.js';
 
 /** docs/browser-sign-in.md: the browser endpoints by zone, as route URLs; a flow takes every method's. */
@@ -83,4 +84,5 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
   }
   loginFlowRoutes(app, deps);
   browserSessionRoutes(app, deps);
+  accountPasskeyRoutes(app, deps);
 }

@@ -8,11 +8,13 @@ import { AttachBody, DetachBody, LinkSchema, SignInBody, SignInResponse } from '
 import {
   FlowDetailSchema,
   FlowErrorSchema,
+  ChallengeOptionsSchema,
   FlowSchema,
   StartedFlowSchema,
   SUBMIT_BODIES,
   SubmitResultSchema,
 } from './routes/login-flows.js';
+import { PasskeySchema } from './routes/account-passkeys.js';
 import { Readiness } from './routes/operations.js';
 import { RevokeBody, VerifyBody } from './routes/sessions.js';
 import { ErrorSchema, IdentitySchema, MintedSessionSchema, SessionSchema } from './schemas.js';
@@ -37,6 +39,8 @@ const COMPONENTS = new Map<TSchema, string>([
   [SubmitResultSchema, 'CompletedFlow'],
   [RevokedSchema, 'RevokedSessions'],
   [Readiness, 'Readiness'],
+  [PasskeySchema, 'Passkey'],
+  [ChallengeOptionsSchema, 'WebAuthnOptions'],
   [RegisterBody, 'Registration'],
   [PasswordBody, 'PasswordCredentials'],
   [ProfileBody, 'ProfileUpdate'],
@@ -69,6 +73,8 @@ const TAGS = [
   { name: 'links', description: 'External accounts (provider, subject) linked to identities' },
   { name: 'flows', description: 'Browser login flows and the hosted login page' },
   { name: 'browser', description: 'The browser session in the service_session cookie' },
+  { name: 'account', description: "The signed-in user's own account (cookie and CSRF token)" },
+  { name: 'passkeys', description: "Operators: an identity's passkeys" },
   { name: 'operations', description: 'Liveness, readiness, metrics and this document' },
 ];
 

@@ -32,6 +32,13 @@ background:var(--accent);color:var(--accent-text);cursor:pointer;margin-top:.25r
 button:hover{filter:brightness(1.08)}
 a{color:var(--accent)}
 .note{margin:1.25rem 0 0;text-align:center}
+button.secondary{background:transparent;color:var(--accent);border:1px solid var(--line)}
+.or{text-align:center;color:var(--muted);font-size:.9rem;margin:1.25rem 0 .75rem}
+ul.passkeys{list-style:none;padding:0;margin:0 0 1.25rem}
+ul.passkeys li{border-top:1px solid var(--line);padding:.75rem 0}
+ul.passkeys li:last-child{border-bottom:1px solid var(--line)}
+ul.passkeys input{margin:.5rem 0}
+.row{display:flex;gap:.5rem}
 `.trim();
 
 /** CSP source expression allowing exactly STYLES as an inline `<style>`. */
