@@ -37,6 +37,17 @@ export const PASSKEY_LOGIN_JS = `'use strict';
     return { status: res.status, body: json };
   }
 
+  // Options requests reach the server in the order they were asked for: each replaces the
+  // flow's challenge, so the button's must not be overtaken by the autofill's.
+  var queue = Promise.resolve();
+  function options() {
+    var next = queue.then(function () {
+      return post('/passkey/options', { csrf_token: csrf });
+    });
+    queue = next.catch(function () {});
+    return next;
+  }
+
   function message(answer) {
     var code = answer.body && answer.body.error;
     if (code === 'invalid_credentials') return 'That passkey is not registered here, or it could not be verified.';
@@ -62,15 +73,15 @@ export const PASSKEY_LOGIN_JS = `'use strict';
   }
 
   async function attempt(autofill) {
-    var options = await post('/passkey/options', { csrf_token: csrf });
-    if (options.status !== 200) {
-      say(message(options));
+    var issued = await options();
+    if (issued.status !== 200) {
+      say(message(issued));
       return false;
     }
     var credential;
     try {
       credential = await lib.startAuthentication({
-        optionsJSON: options.body.options,
+        optionsJSON: issued.body.options,
         useBrowserAutofill: autofill,
       });
     } catch (error) {
