@@ -1,12 +1,15 @@
-import {
-  type AuthenticationResponseJSON,
-  type RegistrationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import type { WebAuthn } from '../domain/passkeys/webauthn.js';
+
+/**
+ * Loaded on first use: the library and its ASN.1 dependencies take most of a second to
+ * import on a busy machine, which every CLI command and every start-up would pay otherwise.
+ */
+let loaded: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const library = () => (loaded ??= import('@simplewebauthn/server'));
 
 /** How long the browser lets the user take: five minutes, well inside a flow's lifetime. */
 const TIMEOUT_MS = 300_000;
@@ -22,6 +25,7 @@ function deviceType(type: 'singleDevice' | 'multiDevice'): 'single_device' | 'mu
  */
 export const simpleWebAuthn: WebAuthn = {
   async registrationOptions(request) {
+    const { generateRegistrationOptions } = await library();
     const options = await generateRegistrationOptions({
       rpName: request.rp.name,
       rpID: request.rp.id,
@@ -37,6 +41,7 @@ export const simpleWebAuthn: WebAuthn = {
   },
 
   async verifyRegistration({ rp, response, expectedChallenge }) {
+    const { verifyRegistrationResponse } = await library();
     try {
       const result = await verifyRegistrationResponse({
         response: response as RegistrationResponseJSON,
@@ -64,6 +69,7 @@ export const simpleWebAuthn: WebAuthn = {
   },
 
   async authenticationOptions(rp) {
+    const { generateAuthenticationOptions } = await library();
     const options = await generateAuthenticationOptions({
       rpID: rp.id,
       allowCredentials: [],
@@ -74,6 +80,7 @@ export const simpleWebAuthn: WebAuthn = {
   },
 
   async verifyAuthentication({ rp, response, credential, expectedChallenge }) {
+    const { verifyAuthenticationResponse } = await library();
     try {
       const result = await verifyAuthenticationResponse({
         response: response as AuthenticationResponseJSON,

@@ -70,7 +70,9 @@ export function assetRoutes(app: FastifyInstance): void {
           tags: ['browser'],
           description:
             'Served by Tessera itself for its hosted pages (no CDN). Cached for a year: the pages refer to it with a version in the query.',
-          response: responses({ 200: Script }, []),
+          security: [{}],
+          // No database behind it, but a draining server answers 503 like any route.
+          response: responses({ 200: Script }, [503, 504]),
         },
       },
       (_request, reply) =>

@@ -34,7 +34,7 @@ function cbor(value: Cbor): Buffer {
   if (Array.isArray(value)) {
     return Buffer.concat([Buffer.from(head(4, value.length)), ...value.map(cbor)]);
   }
-  const parts = [Buffer.from(head(5, value.size))];
+  const parts: Buffer[] = [Buffer.from(head(5, value.size))];
   for (const [key, item] of value) parts.push(cbor(key), cbor(item));
   return Buffer.concat(parts);
 }

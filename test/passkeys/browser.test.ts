@@ -117,15 +117,15 @@ for (const kind of kinds) {
       expect((await fetchFrom(page, `${tessera}/v1/logout`, 'POST')).status).toBe(204);
 
       // A browser without autofill for passkeys: the button.
-      await context.addInitScript(() => {
-        PublicKeyCredential.isConditionalMediationAvailable = async () => false;
-      });
+      await context.addInitScript(
+        'PublicKeyCredential.isConditionalMediationAvailable = async () => false;',
+      );
       await page.goto(login);
       expect(await page.getByLabel('Username').getAttribute('autocomplete')).toBe(
         'username webauthn',
       );
       await page.screenshot({ path: `${SCREENSHOTS}/login-page-passkey.png`, fullPage: true });
-      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await page.getByRole('button', { name: 'Use a passkey' }).click();
       await page.waitForURL(account);
       const who = await fetchFrom(page, `${tessera}/v1/whoami`);
       expect(who).toMatchObject({
@@ -147,7 +147,7 @@ for (const kind of kinds) {
       const context = await browser.newContext({ javaScriptEnabled: false });
       const page = await context.newPage();
       await page.goto(`${tessera}/v1/login?return_to=${encodeURIComponent(`${tessera}/v1/account/passkeys`)}`);
-      expect(await page.getByRole('button', { name: 'Sign in with a passkey' }).isHidden()).toBe(
+      expect(await page.getByRole('button', { name: 'Use a passkey' }).isHidden()).toBe(
         true,
       );
       await page.getByLabel('Username').fill('alice');

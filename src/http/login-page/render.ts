@@ -73,7 +73,7 @@ ${alert}<form method="post" action="/v1/flows/${escapeHtml(flow.id)}/password">
 </form>
 <div id="passkey" data-flow="${escapeHtml(flow.id)}" data-csrf="${escapeHtml(flow.csrf_token)}" hidden>
 <p class="or">or</p>
-<button type="button" id="passkey-button" class="secondary">Sign in with a passkey</button>
+<button type="button" id="passkey-button" class="secondary">Use a passkey</button>
 <p id="passkey-status" class="note muted" role="status"></p>
 </div>
 ${destination(flow)}`,
