@@ -1,7 +1,4 @@
-import type {
-  AuthenticationResponseJSON,
-  RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { WebAuthn } from '../domain/passkeys/webauthn.js';
 
 /**

@@ -26,7 +26,7 @@ export function passkeyCommands(identity: Command): void {
 
   identity
     .command('reset-passkeys <idOrUsername>')
-    .description("remove every passkey of an identity (a lost device); audited")
+    .description('remove every passkey of an identity (a lost device); audited')
     .option('--json', 'print one JSON document')
     .action(async (idOrUsername: string, options: { json?: boolean }) => {
       const result = await withServices(async (deps) => {
@@ -35,6 +35,8 @@ export function passkeyCommands(identity: Command): void {
         return { identity_id: target.id, username: target.username, removed };
       });
       if (options.json) return printJson(result);
-      console.log(`removed ${result.removed} passkey(s) of ${result.username} (${result.identity_id})`);
+      console.log(
+        `removed ${result.removed} passkey(s) of ${result.username} (${result.identity_id})`,
+      );
     });
 }

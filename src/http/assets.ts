@@ -61,6 +61,9 @@ export function assetRoutes(app: FastifyInstance): void {
       `/v1/assets/${item.name}`,
       {
         schema: {
+          // Static files of the hosted pages, not API operations: declared, not documented
+          // (like the CORS preflights).
+          hide: true,
           operationId: `asset${item.name
             .replace(/\.js$/, '')
             .split('-')

@@ -11,11 +11,7 @@ import { loginFlowRoutes } from './routes/login-flows.js';
 /** docs/browser-sign-in.md: the browser endpoints by zone, as route URLs; a flow takes every method's. */
 const ZONE_ROUTES = {
   session: ['/v1/whoami', '/v1/logout'],
-  credentials: [
-    '/v1/login',
-    '/v1/flows/:id',
-    ...flowMethodUrls(),
-  ],
+  credentials: ['/v1/login', '/v1/flows/:id', ...flowMethodUrls()],
 } as const;
 
 /**

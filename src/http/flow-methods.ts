@@ -72,6 +72,8 @@ export function flowChallengeUrl(id: SignInMethodId): string {
 /** Every flow route of the methods: submissions and challenge requests (the CORS zone's). */
 export function flowMethodUrls(): string[] {
   return FLOW_METHODS.flatMap(({ method, challenge }) =>
-    challenge ? [flowMethodUrl(method.id), flowChallengeUrl(method.id)] : [flowMethodUrl(method.id)],
+    challenge
+      ? [flowMethodUrl(method.id), flowChallengeUrl(method.id)]
+      : [flowMethodUrl(method.id)],
   );
 }

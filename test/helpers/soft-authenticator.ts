@@ -30,7 +30,8 @@ function cbor(value: Cbor): Buffer {
     const bytes = Buffer.from(value, 'utf8');
     return Buffer.concat([Buffer.from(head(3, bytes.length)), bytes]);
   }
-  if (value instanceof Uint8Array) return Buffer.concat([Buffer.from(head(2, value.length)), value]);
+  if (value instanceof Uint8Array)
+    return Buffer.concat([Buffer.from(head(2, value.length)), value]);
   if (Array.isArray(value)) {
     return Buffer.concat([Buffer.from(head(4, value.length)), ...value.map(cbor)]);
   }
@@ -71,13 +72,16 @@ export interface Ceremony {
 function authData(rpId: string, flags: number, counter: number, attested?: Buffer): Buffer {
   const count = Buffer.alloc(4);
   count.writeUInt32BE(counter);
-  return Buffer.concat([sha256(rpId), Buffer.from([flags]), count, ...(attested ? [attested] : [])]);
+  return Buffer.concat([
+    sha256(rpId),
+    Buffer.from([flags]),
+    count,
+    ...(attested ? [attested] : []),
+  ]);
 }
 
 function flagsOf(ceremony: Ceremony): number {
-  return (
-    UP | (ceremony.userVerified === false ? 0 : UV) | (ceremony.backedUp ? BE | BS : 0)
-  );
+  return UP | (ceremony.userVerified === false ? 0 : UV) | (ceremony.backedUp ? BE | BS : 0);
 }
 
 export class SoftAuthenticator {
@@ -152,7 +156,11 @@ export class SoftAuthenticator {
       origin: ceremony.origin,
       crossOrigin: false,
     });
-    const signature = sign('sha256', Buffer.concat([data, sha256(clientData)]), credential.privateKey);
+    const signature = sign(
+      'sha256',
+      Buffer.concat([data, sha256(clientData)]),
+      credential.privateKey,
+    );
     return {
       id: b64(credential.id),
       rawId: b64(credential.id),

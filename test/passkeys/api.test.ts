@@ -60,11 +60,15 @@ describeEachDatabase('passkeys through the API', (kind) => {
     expect(who.json()).toMatchObject({ authenticated_via: 'passkey' });
 
     // The counter and the time of use are kept; the list shows them.
-    const row = await t.deps.store.findPasskeyByCredentialId(device.credentials[0]!.id.toString('base64url'));
+    const row = await t.deps.store.findPasskeyByCredentialId(
+      device.credentials[0]!.id.toString('base64url'),
+    );
     expect(row?.sign_count).toBe(1);
     const listed = await t.account('GET', '/v1/account/passkeys', token);
     expect(listed.statusCode).toBe(200);
-    expect(listed.json()).toEqual([{ ...passkey, last_used_at: new Date(t.clock.now()).toISOString() }]);
+    expect(listed.json()).toEqual([
+      { ...passkey, last_used_at: new Date(t.clock.now()).toISOString() },
+    ]);
     expect(await auditActions(t.alice.id)).toContain('passkey_add');
   });
 
@@ -168,8 +172,13 @@ describeEachDatabase('passkeys through the API', (kind) => {
     });
     // The challenge went with that attempt.
     const again = device.register(options, { origin: ORIGIN });
-    const used = await t.account('POST', '/v1/account/passkeys', token, { body: { credential: again } });
-    expect(used.json()).toMatchObject({ error: 'validation_error', message: /no registration in progress/ });
+    const used = await t.account('POST', '/v1/account/passkeys', token, {
+      body: { credential: again },
+    });
+    expect(used.json()).toMatchObject({
+      error: 'validation_error',
+      message: /no registration in progress/,
+    });
     expect((await t.account('GET', '/v1/account/passkeys', token)).json()).toEqual([]);
 
     // Expired: a registration challenge lives for the flow lifetime (15 minutes here).
@@ -224,7 +233,9 @@ describeEachDatabase('passkeys through the API', (kind) => {
       origin: ORIGIN,
       reuse: device.credentials[0],
     });
-    const res = await t.account('POST', '/v1/account/passkeys', token, { body: { credential: dup } });
+    const res = await t.account('POST', '/v1/account/passkeys', token, {
+      body: { credential: dup },
+    });
     expect(res.json()).toEqual({
       error: 'validation_error',
       message: 'this passkey is already registered',
@@ -244,7 +255,11 @@ describeEachDatabase('passkeys through the API', (kind) => {
       403,
       'forbidden',
     );
-    expectError(await t.account('DELETE', path, 'tess_s_nope', { csrf: 'x' }), 401, 'invalid_token');
+    expectError(
+      await t.account('DELETE', path, 'tess_s_nope', { csrf: 'x' }),
+      401,
+      'invalid_token',
+    );
 
     // Rename needs no recent sign-in, but the CSRF token.
     t.clock.advance(31 * MINUTE);
@@ -290,6 +305,31 @@ describeEachDatabase('passkeys through the API', (kind) => {
     );
     const json = await t.inject({ method: 'GET', url: '/v1/account/passkeys' });
     expectError(json, 401, 'invalid_token');
+  });
+
+  it('serves the browser library and the page scripts itself, cached for a year', async () => {
+    const page = await t.inject({
+      method: 'GET',
+      url: '/v1/login',
+      headers: { accept: 'text/html' },
+    });
+    const scripts = [...page.body.matchAll(/<script src="([^"]+)"><\/script>/g)].map((m) => m[1]!);
+    expect(scripts).toEqual([
+      expect.stringMatching(/^\/v1\/assets\/webauthn\.js\?v=[\w-]{12}$/),
+      expect.stringMatching(/^\/v1\/assets\/passkey-login\.js\?v=[\w-]{12}$/),
+    ]);
+    expect(String(page.headers['content-security-policy'])).toMatch(
+      /script-src 'self'; connect-src 'self';/,
+    );
+    for (const url of scripts) {
+      const res = await t.inject({ method: 'GET', url });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
+      expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    }
+    const library = await t.inject({ method: 'GET', url: scripts[0]! });
+    expect(library.body).toContain('SimpleWebAuthnBrowser');
+    expect(library.body.startsWith('/* [@simplewebauthn/browser@14.0.0] */')).toBe(true);
   });
 
   it('bad assertions are validation errors with a message, counted nowhere', async () => {

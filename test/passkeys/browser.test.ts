@@ -92,9 +92,9 @@ for (const kind of kinds) {
 
       await page.getByLabel('Name of the new passkey (optional)').fill('Test laptop');
       await page.getByRole('button', { name: 'Add a passkey' }).click();
-      await expect.poll(() => page.locator('.passkey-name').allTextContents()).toEqual([
-        'Test laptop',
-      ]);
+      await expect
+        .poll(() => page.locator('.passkey-name').allTextContents())
+        .toEqual(['Test laptop']);
       await page.screenshot({ path: `${SCREENSHOTS}/account-passkeys.png`, fullPage: true });
       const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
       expect(credentials).toHaveLength(1);
@@ -133,9 +133,9 @@ for (const kind of kinds) {
         body: { authenticated_via: 'passkey', identity: { username: 'alice' } },
       });
       // The list now shows when it was last used.
-      await expect.poll(() => page.locator('ul.passkeys').textContent()).not.toContain(
-        'last used never',
-      );
+      await expect
+        .poll(() => page.locator('ul.passkeys').textContent())
+        .not.toContain('last used never');
       const stored = await t.deps.store.listPasskeys(who.body.identity.id);
       expect(stored).toHaveLength(1);
       expect(stored[0]!.last_used_at).not.toBeNull();
@@ -146,10 +146,10 @@ for (const kind of kinds) {
     it('without JavaScript the page lists passkeys and says they need JavaScript', async () => {
       const context = await browser.newContext({ javaScriptEnabled: false });
       const page = await context.newPage();
-      await page.goto(`${tessera}/v1/login?return_to=${encodeURIComponent(`${tessera}/v1/account/passkeys`)}`);
-      expect(await page.getByRole('button', { name: 'Use a passkey' }).isHidden()).toBe(
-        true,
+      await page.goto(
+        `${tessera}/v1/login?return_to=${encodeURIComponent(`${tessera}/v1/account/passkeys`)}`,
       );
+      expect(await page.getByRole('button', { name: 'Use a passkey' }).isHidden()).toBe(true);
       await page.getByLabel('Username').fill('alice');
       await page.getByLabel('Password').fill(PASSWORD);
       await page.getByRole('button', { name: 'Sign in', exact: true }).click();

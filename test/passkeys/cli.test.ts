@@ -53,7 +53,7 @@ describe('tessera identity passkeys / reset-passkeys', { timeout: 180_000 }, () 
     expect(listed.map((passkey) => passkey.name)).toEqual(['Phone', 'Laptop']);
     expect(listed[0]).toMatchObject({ identity_id: owner.id, backed_up: true });
     const text = await runCli(['identity', 'passkeys', owner.id], box.env);
-    expect(text.stdout).toMatch(/ Phone  added 2026-03-01T00:00:00\.000Z  last used never\n/);
+    expect(text.stdout).toMatch(/ Phone {2}added 2026-03-01T00:00:00\.000Z {2}last used never\n/);
     const unknown = await runCli(['identity', 'passkeys', 'nobody'], box.env);
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toMatch(/not_found/);

@@ -27,9 +27,17 @@ export interface PasskeyTestApp extends FlowTestApp {
     options?: { body?: unknown; csrf?: string | null; origin?: string | null },
   ): Promise<LightMyRequestResponse>;
   /** Options, a new passkey on `authenticator` and its registration; the 201 answer. */
-  register(token: string, authenticator: SoftAuthenticator, name?: string): Promise<LightMyRequestResponse>;
+  register(
+    token: string,
+    authenticator: SoftAuthenticator,
+    name?: string,
+  ): Promise<LightMyRequestResponse>;
   flowOptions(flow: StartedFlow, origin?: string | null): Promise<LightMyRequestResponse>;
-  submitPasskey(flow: StartedFlow, credential: unknown, origin?: string | null): Promise<LightMyRequestResponse>;
+  submitPasskey(
+    flow: StartedFlow,
+    credential: unknown,
+    origin?: string | null,
+  ): Promise<LightMyRequestResponse>;
   /** A whole passkey sign-in: a flow, its options, the assertion, the submission. */
   passkeySignIn(authenticator: SoftAuthenticator): Promise<LightMyRequestResponse>;
 }

@@ -172,10 +172,7 @@ export async function deletePasskey(
 }
 
 /** `GET /v1/identities/{id}/passkeys`, `tessera identity passkeys`. */
-export async function listIdentityPasskeys(
-  store: Store,
-  identityId: string,
-): Promise<Passkey[]> {
+export async function listIdentityPasskeys(store: Store, identityId: string): Promise<Passkey[]> {
   await getIdentity(store, identityId);
   return listOwnPasskeys(store, identityId);
 }

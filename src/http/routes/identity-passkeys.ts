@@ -26,10 +26,10 @@ export function identityPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void
         summary: "List an identity's passkeys",
         tags: ['passkeys'],
         params: IdParams,
-        response: responses(
-          { 200: Type.Array(PasskeySchema, { description: 'Oldest first' }) },
-          [...SERVICE_ERRORS, 404],
-        ),
+        response: responses({ 200: Type.Array(PasskeySchema, { description: 'Oldest first' }) }, [
+          ...SERVICE_ERRORS,
+          404,
+        ]),
       },
     },
     async (request) => listIdentityPasskeys(deps.store, request.params.id),

@@ -2,11 +2,7 @@ import type { Clock } from '../../../lib/clock.js';
 import { validationError } from '../../errors.js';
 import { keepChallenge, takeChallenge, userHandleOf } from '../../passkeys/challenges.js';
 import { transportsOf } from '../../passkeys/passkey.js';
-import {
-  type RelyingPartySettings,
-  type WebAuthn,
-  relyingParty,
-} from '../../passkeys/webauthn.js';
+import { type RelyingPartySettings, type WebAuthn, relyingParty } from '../../passkeys/webauthn.js';
 import type { Store } from '../../store.js';
 import type { SignInContext, SignInMethod, SignInOutcome } from '../method.js';
 
@@ -81,10 +77,7 @@ function parseAssertion(raw: unknown): PasskeyInput['credential'] {
     type: 'public-key',
     response: {
       clientDataJSON: part(response.clientDataJSON, 'credential.response.clientDataJSON')!,
-      authenticatorData: part(
-        response.authenticatorData,
-        'credential.response.authenticatorData',
-      )!,
+      authenticatorData: part(response.authenticatorData, 'credential.response.authenticatorData')!,
       signature: part(response.signature, 'credential.response.signature')!,
       ...(userHandle === undefined ? {} : { userHandle }),
     },
@@ -122,8 +115,7 @@ export const passkeyMethod = {
     const id = isObject(credential) ? credential.id : undefined;
     // The credential id is public (the browser sends it with every assertion); bounded.
     return {
-      credential_id:
-        typeof id === 'string' && id.length <= 1400 && BASE64URL.test(id) ? id : null,
+      credential_id: typeof id === 'string' && id.length <= 1400 && BASE64URL.test(id) ? id : null,
     };
   },
 
