@@ -47,6 +47,7 @@ export async function createPasskeyApp(
   env: Record<string, string> = {},
 ): Promise<PasskeyTestApp> {
   const t = await createFlowApp(kind, { SERVICE_PUBLIC_URL: ORIGIN, ...env });
+  const own = env.SERVICE_PUBLIC_URL ?? ORIGIN;
   const csrfs = new Map<string, string>();
 
   const helpers: Omit<PasskeyTestApp, keyof FlowTestApp> = {
@@ -55,7 +56,7 @@ export async function createPasskeyApp(
       const res = await t.inject({
         method: 'POST',
         url: `/v1/flows/${flow.id}/password`,
-        headers: { origin: ORIGIN },
+        headers: { origin: own },
         payload: { username: 'alice', password: PASSWORD, csrf_token: flow.csrf_token },
       });
       expect(res.statusCode, res.body).toBe(200);
@@ -77,7 +78,7 @@ export async function createPasskeyApp(
     },
     async account(method, url, token, options = {}) {
       const csrf = options.csrf === undefined ? await helpers.csrfFor(token) : options.csrf;
-      const origin = options.origin === undefined ? ORIGIN : options.origin;
+      const origin = options.origin === undefined ? own : options.origin;
       return t.inject({
         method,
         url,
@@ -95,12 +96,12 @@ export async function createPasskeyApp(
         body: {},
       });
       expect(options.statusCode, options.body).toBe(200);
-      const credential = authenticator.register(options.json().options, { origin: ORIGIN });
+      const credential = authenticator.register(options.json().options, { origin: own });
       return helpers.account('POST', '/v1/account/passkeys', token, {
         body: { credential, ...(name === undefined ? {} : { name }) },
       });
     },
-    flowOptions(flow, origin = ORIGIN) {
+    flowOptions(flow, origin: string | null = own) {
       return t.inject({
         method: 'POST',
         url: `/v1/flows/${flow.id}/passkey/options`,
@@ -108,7 +109,7 @@ export async function createPasskeyApp(
         payload: { csrf_token: flow.csrf_token },
       });
     },
-    submitPasskey(flow, credential, origin = ORIGIN) {
+    submitPasskey(flow, credential, origin: string | null = own) {
       return t.inject({
         method: 'POST',
         url: `/v1/flows/${flow.id}/passkey`,
@@ -120,7 +121,7 @@ export async function createPasskeyApp(
       const flow = await startFlow(t);
       const options = await helpers.flowOptions(flow);
       expect(options.statusCode, options.body).toBe(200);
-      const credential = authenticator.assert(options.json().options, { origin: ORIGIN });
+      const credential = authenticator.assert(options.json().options, { origin: own });
       return helpers.submitPasskey(flow, credential);
     },
   };
