@@ -66,6 +66,7 @@ describeEachDatabase('passkeys through the API', (kind) => {
     expect(row?.sign_count).toBe(1);
     const listed = await t.account('GET', '/v1/account/passkeys', token);
     expect(listed.statusCode).toBe(200);
+    expect(listed.headers['x-csrf-token']).toBe(await t.csrfFor(token));
     expect(listed.json()).toEqual([
       { ...passkey, last_used_at: new Date(t.clock.now()).toISOString() },
     ]);

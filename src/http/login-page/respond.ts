@@ -54,6 +54,8 @@ export function sendPage(
   landingOrigins: readonly string[] = [],
 ): FastifyReply {
   const formAction = ["'self'", ...landingOrigins].join(' ');
+  // Only layout() writes a script tag (every interpolated value is escaped, so no text can
+  // make one): a page with one loads Tessera's own scripts and calls back to Tessera.
   const scripts = html.includes('<script src="/') ? " script-src 'self'; connect-src 'self';" : '';
   return reply
     .code(status)

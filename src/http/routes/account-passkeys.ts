@@ -12,6 +12,7 @@ import { isRecentSignIn } from '../../domain/sessions/recent-sign-in.js';
 import type { Session } from '../../domain/sessions/session.js';
 import type { Actor } from '../../domain/audit/audit-log.js';
 import {
+  ACCOUNT_CSRF_HEADER,
   accountCsrfToken,
   accountOrigins,
   requireAccountCsrf,
@@ -112,7 +113,7 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
         summary: "The signed-in user's passkeys (or the passkeys page)",
         tags: ['account'],
         description:
-          'JSON: the passkeys of the session in the cookie, oldest first. A browser asking for HTML gets the hosted page; without a session, a 303 to the hosted login and back.',
+          'JSON: the passkeys of the session in the cookie, oldest first, with the account CSRF token in the X-CSRF-Token response header. A browser asking for HTML gets the hosted page; without a session, a 303 to the hosted login and back.',
         security: COOKIE,
         response: responses(
           {
@@ -137,7 +138,14 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
         throw error;
       }
       const passkeys = await listOwnPasskeys(deps.store, session.identity.id);
-      if (!html) return reply.header('cache-control', 'no-store').send(passkeys);
+      if (!html) {
+        // The token a JSON client's changes need: an account UI of the operator's own, served
+        // from this origin, reads it here (no other origin can read this answer).
+        return reply
+          .header('cache-control', 'no-store')
+          .header(ACCOUNT_CSRF_HEADER, accountCsrfToken(deps, session))
+          .send(passkeys);
+      }
       const page = passkeysPage({
         session,
         passkeys,
