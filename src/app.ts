@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createArgon2Hasher } from './adapters/argon2-hasher.js';
 import { createOtplibTotp } from './adapters/otplib-totp.js';
+import { simpleWebAuthn } from './adapters/webauthn.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
@@ -70,6 +71,8 @@ export async function buildServices(
       passwordPolicy: createPasswordPolicy(config.passwordMinScore),
       audit,
       secretBox: resolveSecretBox(config, (message) => log.warn(message)),
+      webauthn: simpleWebAuthn,
+      relyingParty: { id: config.webauthnRpId, name: config.webauthnRpName },
       sessionTtlMs: config.sessionTtlMs,
       lastUse: new LastUseRecorder(store, config.auditFlushMs, (error) =>
         log.error({ err: error }, OUTAGE_MESSAGES.lastUseUnwritten),

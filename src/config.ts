@@ -28,6 +28,10 @@ export interface Config {
   cookieDomain: string | null;
   returnToAllowed: string[] | null;
   loginUiUrl: string | null;
+  /** SERVICE_WEBAUTHN_RP_ID: the passkeys' relying party id; null: the service's host name. */
+  webauthnRpId: string | null;
+  /** SERVICE_WEBAUTHN_RP_NAME: the name authenticators show next to a passkey. */
+  webauthnRpName: string;
   flowTtlMs: number;
   flowMaxAttempts: number;
   rateLimits: {
@@ -76,6 +80,7 @@ export const DEFAULTS = {
   SERVICE_PASSWORD_MIN_SCORE: '2',
   SERVICE_SESSION_TTL_HOURS: '72',
   SERVICE_PRIVILEGED_WINDOW_MINUTES: '15',
+  SERVICE_WEBAUTHN_RP_NAME: 'Tessera',
   SERVICE_FLOW_TTL_MINUTES: '15',
   SERVICE_FLOW_MAX_ATTEMPTS: '5',
   SERVICE_RATE_LIMIT_LOGIN_IP: '30/60s',
@@ -216,6 +221,41 @@ function totpIssuer(env: Env): string {
   return text;
 }
 
+const DOMAIN =
+  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * The relying party id: a domain name, which the service's own host must be or end in
+ * (WebAuthn refuses any other). Passkeys are bound to it for good: changing it later makes
+ * every registered passkey unusable (docs/passkeys.md).
+ */
+function rpId(env: Env, publicUrl: string | null): string | null {
+  const text = optional(env, 'SERVICE_WEBAUTHN_RP_ID');
+  if (text === null) return null;
+  const id = text.toLowerCase();
+  if (!DOMAIN.test(id)) {
+    throw new ConfigError('SERVICE_WEBAUTHN_RP_ID', 'a domain name such as example.com', text);
+  }
+  const host = publicUrl === null ? null : new URL(publicUrl).hostname;
+  if (host !== null && host !== id && !host.endsWith(`.${id}`)) {
+    throw new ConfigError(
+      'SERVICE_WEBAUTHN_RP_ID',
+      `the host of SERVICE_PUBLIC_URL (${host}) or a parent domain of it`,
+      text,
+    );
+  }
+  return id;
+}
+
+function rpName(env: Env): string {
+  const text = read(env, 'SERVICE_WEBAUTHN_RP_NAME').trim();
+  // eslint-disable-next-line no-control-regex
+  if (text === '' || text.length > 64 || /[\u0000-\u001f\u007f]/.test(text)) {
+    throw new ConfigError('SERVICE_WEBAUTHN_RP_NAME', 'a name of 1-64 characters', text);
+  }
+  return text;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = read(env, 'SERVICE_DATA_DIR');
   const databaseUrl = optional(env, 'SERVICE_DATABASE_URL') ?? `${dataDir}/tessera.db`;
@@ -253,6 +293,8 @@ export function loadConfig(env: Env = process.env): Config {
     cookieDomain: optional(env, 'SERVICE_COOKIE_DOMAIN'),
     returnToAllowed: returnToList(env),
     loginUiUrl: url(env, 'SERVICE_LOGIN_UI_URL'),
+    webauthnRpId: rpId(env, publicUrl),
+    webauthnRpName: rpName(env),
     flowTtlMs: number(env, 'SERVICE_FLOW_TTL_MINUTES', { min: 1, integer: false }) * 60_000,
     flowMaxAttempts: number(env, 'SERVICE_FLOW_MAX_ATTEMPTS', { min: 1, integer: true }),
     rateLimits: {

@@ -8,6 +8,7 @@ import { toIdentity } from '../domain/identities/identity.js';
 import { listIdentities, parseIdentityListQuery } from '../domain/identities/list-identities.js';
 import { setPassword } from '../domain/passwords/set-password.js';
 import { cliActor, withServices } from './context.js';
+import { passkeyCommands } from './identity-passkeys.js';
 import { transferCommands } from './identity-transfer.js';
 import { parseCount, readPasswordFromStdin } from './input.js';
 import { printJson, printList } from './output.js';
@@ -128,4 +129,5 @@ export function identityCommands(program: Command): void {
 
   secondFactorCommands(identity);
   transferCommands(identity);
+  passkeyCommands(identity);
 }

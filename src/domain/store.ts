@@ -3,6 +3,7 @@ import type { IdentityStore } from './identities/identity-store.js';
 import type { TransferStore } from './identity-transfer/transfer-store.js';
 import type { LinkStore } from './links/link-store.js';
 import type { FlowStore } from './login-flows/flow-store.js';
+import type { PasskeyStore } from './passkeys/passkey-store.js';
 import type { RateLimitStore } from './rate-limit/rate-limit-store.js';
 import type { SecondFactorStore } from './second-factor/second-factor-store.js';
 import type { ServiceTokenStore } from './service-tokens/service-token-store.js';
@@ -24,7 +25,8 @@ export interface Store
     LinkStore,
     TransferStore,
     LegacyTokenStore,
-    SecondFactorStore {
+    SecondFactorStore,
+    PasskeyStore {
   /**
    * Runs `work` in one database transaction: everything it writes commits, or none of it.
    * Inside a transaction, calling this again joins the open one.

@@ -1,11 +1,12 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { AppDeps } from './deps.js';
-import { FLOW_METHODS, SECOND_FACTOR_SURFACES, flowMethodUrl } from './flow-methods.js';
+import { SECOND_FACTOR_SURFACES, flowMethodUrl, flowMethodUrls } from './flow-methods.js';
 import { corsZoneOrigins } from './origins.js';
 import { NoContent, responses } from './schemas.js';
 import { accountRoutes } from './routes/account.js';
 import { browserSessionRoutes } from './routes/browser-session.js';
+import { accountPasskeyRoutes } from './routes/account-passkeys.js';
 import { loginFlowRoutes } from './routes/login-flows.js';
 import { accountTwoFactorRoutes } from './routes/account-two-factor.js';
 import { secondFactorFlowRoutes } from './routes/second-factor-flows.js';
@@ -16,7 +17,7 @@ const ZONE_ROUTES = {
   credentials: [
     '/v1/login',
     '/v1/flows/:id',
-    ...FLOW_METHODS.map(({ method }) => flowMethodUrl(method.id)),
+    ...flowMethodUrls(),
     ...SECOND_FACTOR_SURFACES.map(({ method }) => flowMethodUrl(method.id)),
   ],
   /** The account JSON API (docs/account.md); the page itself is not read cross-origin. */
@@ -116,4 +117,5 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
   accountTwoFactorRoutes(app, deps);
   browserSessionRoutes(app, deps);
   accountRoutes(app, deps);
+  accountPasskeyRoutes(app, deps);
 }

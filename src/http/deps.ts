@@ -1,5 +1,6 @@
 import type { AuditLog } from '../domain/audit/audit-log.js';
 import type { LastUseRecorder } from '../domain/sessions/last-use.js';
+import type { RelyingPartySettings, WebAuthn } from '../domain/passkeys/webauthn.js';
 import type { PasswordHasher } from '../domain/passwords/password-hasher.js';
 import type { PasswordPolicy } from '../domain/password-policy/policy.js';
 import type { StoreHandle } from '../storage/store.js';
@@ -20,6 +21,9 @@ export interface AppDeps {
   audit: AuditLog;
   /** Seals secrets kept at rest and keys MACs such as the account pages' CSRF tokens. */
   secretBox: SecretBox;
+  /** The passkey ceremonies (adapters/webauthn.ts) and the relying party they serve. */
+  webauthn: WebAuthn;
+  relyingParty: RelyingPartySettings;
   sessionTtlMs: number;
   /** Records sessions' last use off the session check's path. */
   lastUse: LastUseRecorder;

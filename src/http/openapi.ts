@@ -10,12 +10,14 @@ import { AttachBody, DetachBody, LinkSchema, SignInBody, SignInResponse } from '
 import {
   FlowDetailSchema,
   FlowErrorSchema,
+  ChallengeOptionsSchema,
   FlowSchema,
   StartedFlowSchema,
   SUBMIT_BODIES,
   SubmitResultSchema,
   pascalCase,
 } from './routes/login-flows.js';
+import { PasskeySchema } from './routes/account-passkeys.js';
 import { Readiness } from './routes/operations.js';
 import {
   AccountStatusSchema,
@@ -48,6 +50,8 @@ const COMPONENTS = new Map<TSchema, string>([
   [SubmitResultSchema, 'CompletedFlow'],
   [RevokedSchema, 'RevokedSessions'],
   [Readiness, 'Readiness'],
+  [PasskeySchema, 'Passkey'],
+  [ChallengeOptionsSchema, 'WebAuthnOptions'],
   [RegisterBody, 'Registration'],
   [PasswordBody, 'PasswordCredentials'],
   [ProfileBody, 'ProfileUpdate'],
@@ -93,6 +97,7 @@ const TAGS = [
     name: 'account',
     description: 'The signed-in user’s own account: the hosted pages and their JSON API',
   },
+  { name: 'passkeys', description: "Operators: an identity's passkeys" },
   { name: 'operations', description: 'Liveness, readiness, metrics and this document' },
 ];
 

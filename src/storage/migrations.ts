@@ -85,6 +85,36 @@ export const migrations: Migration[] = [
     ],
   },
   {
+    // docs/passkeys.md. A passkey's credential id is unique across identities: it is how a
+    // usernameless sign-in finds its owner. A challenge is bound to one flow (sign-in) or
+    // one session (registration) and goes with it; only its SHA-256 is kept.
+    id: '0002_passkeys',
+    statements: [
+      `CREATE TABLE passkeys (
+        id TEXT PRIMARY KEY,
+        identity_id TEXT NOT NULL REFERENCES identities(id),
+        credential_id TEXT NOT NULL UNIQUE,
+        public_key TEXT NOT NULL,
+        sign_count BIGINT NOT NULL,
+        transports TEXT NOT NULL,
+        device_type TEXT NOT NULL,
+        backed_up INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        last_used_at BIGINT
+      )`,
+      `CREATE INDEX passkeys_identity_idx ON passkeys(identity_id, created_at)`,
+      `CREATE TABLE webauthn_challenges (
+        binding TEXT PRIMARY KEY,
+        flow_id TEXT REFERENCES flows(id) ON DELETE CASCADE,
+        session_id TEXT REFERENCES sessions(id) ON DELETE CASCADE,
+        challenge_hash TEXT NOT NULL,
+        expires_at BIGINT NOT NULL
+      )`,
+      `CREATE INDEX webauthn_challenges_expires_idx ON webauthn_challenges(expires_at)`,
+    ],
+  },
+  {
     id: '0003_second_factor',
     statements: [
       // The assurance a session reached (docs/two-factor.md); every earlier session was one factor.

@@ -10,6 +10,7 @@ import type {
   RecoveryCodeRecord,
   TotpFactorRecord,
 } from '../domain/second-factor/second-factor-store.js';
+import type { PasskeyRecord, WebAuthnChallengeRecord } from '../domain/passkeys/passkey.js';
 
 /**
  * Tables as Kysely sees them; the rows are the domain's records. Every timestamp is
@@ -27,4 +28,6 @@ export interface Database {
   links: LinkRecord;
   totp_factors: TotpFactorRecord;
   recovery_codes: RecoveryCodeRecord;
+  passkeys: PasskeyRecord;
+  webauthn_challenges: WebAuthnChallengeRecord;
 }

@@ -4,6 +4,7 @@ import { auditQueries } from './queries/audit.js';
 import { flowQueries } from './queries/flows.js';
 import { identityQueries } from './queries/identities.js';
 import { linkQueries } from './queries/links.js';
+import { passkeyQueries } from './queries/passkeys.js';
 import { rateLimitQueries } from './queries/rate-limits.js';
 import { secondFactorQueries } from './queries/second-factor.js';
 import { serviceTokenQueries } from './queries/service-tokens.js';
@@ -35,7 +36,7 @@ export function createStore(db: Kysely<Database>, inTransaction = false): Store 
       return db.transaction().execute((tx) => work(createStore(tx, true)));
     },
   };
-  // Object.assign is typed for up to four sources, so the parts go in two steps (onto
+  // Object.assign is typed for up to four sources, so the parts go in groups (onto
   // fresh objects of their own): a method no part provides stays a type error.
   const store: Store = Object.assign(
     Object.assign(
@@ -45,7 +46,8 @@ export function createStore(db: Kysely<Database>, inTransaction = false): Store 
       transferQueries(db),
     ),
     Object.assign(auditQueries(db), rateLimitQueries(db), flowQueries(db), linkQueries(db)),
-    Object.assign(tokenFormatQueries(db), secondFactorQueries(db), transactional),
+    Object.assign(tokenFormatQueries(db), secondFactorQueries(db), passkeyQueries(db)),
+    transactional,
   );
   return store;
 }

@@ -45,7 +45,7 @@ describeEachDatabase('housekeeping sweep', (kind) => {
 
     t.clock.advance(HOUR / 2);
     const removed = await sweep(store, t.clock);
-    expect(removed).toEqual({ sessions: 2, flows: 1, rate_limits: 1 });
+    expect(removed).toEqual({ sessions: 2, flows: 1, rate_limits: 1, webauthn_challenges: 0 });
     expect(await store.findSessionById(expiring.id)).toBeUndefined();
     expect(await store.findSessionById(revokedExpiring.id)).toBeUndefined();
     expect(await store.findSessionById(live.id)).toBeDefined();
@@ -61,7 +61,12 @@ describeEachDatabase('housekeeping sweep', (kind) => {
     expect((await store.hitRateLimit('sweep:long', 3 * HOUR, t.clock.now())).count).toBe(2);
     expect((await store.hitRateLimit('sweep:short', 60_000, t.clock.now())).count).toBe(1);
 
-    expect(await sweep(store, t.clock)).toEqual({ sessions: 0, flows: 0, rate_limits: 0 });
+    expect(await sweep(store, t.clock)).toEqual({
+      sessions: 0,
+      flows: 0,
+      rate_limits: 0,
+      webauthn_challenges: 0,
+    });
   });
 });
 

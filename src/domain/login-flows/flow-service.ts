@@ -5,7 +5,12 @@ import { DomainError, notFound } from '../errors.js';
 import { consumeRateLimit } from '../rate-limit/rate-limiter.js';
 import type { MintedSession, SessionDevice } from '../sessions/session.js';
 import { type CompleteSignInDeps, completeSignIn } from '../sign-in/complete-sign-in.js';
-import type { CredentialFailure, SignInMethod, SignInNotes } from '../sign-in/method.js';
+import type {
+  CredentialFailure,
+  SignInContext,
+  SignInMethod,
+  SignInNotes,
+} from '../sign-in/method.js';
 import type { SignInMethodId } from '../sign-in/methods.js';
 import type { Store } from '../store.js';
 import type { LegacyTokens } from '../tokens/legacy-tokens.js';
@@ -114,6 +119,42 @@ export interface FlowSubmission {
   device: SessionDevice;
   /** Learns the identity the credentials named and the session, for the caller's audit row. */
   notes: SignInNotes;
+  /** Where the submission comes from; no page (a test's direct call) gives methods none. */
+  page?: FlowPage;
+}
+
+/** What the request tells about the page a submission or a challenge request comes from. */
+export type FlowPage = Pick<SignInContext, 'origins' | 'host'>;
+
+/** The flow, open, and the CSRF token its page was given; else `invalid_token`. */
+async function requireOpenFlow(deps: FlowDeps, flowId: string, csrf: unknown): Promise<FlowRecord> {
+  const flow = await findFlow(deps, flowId);
+  if (!isFlowOpen(flow, deps.clock.now())) throw new DomainError('invalid_token');
+  if (typeof csrf !== 'string' || !secretsEqual(flow.csrf_token, csrf)) {
+    throw new DomainError('invalid_token');
+  }
+  return flow;
+}
+
+const NO_PAGE: FlowPage = { origins: [], host: '' };
+
+function contextOf(flow: FlowRecord, page: FlowPage): SignInContext {
+  return { flowId: flow.id, flowExpiresAt: flow.expires_at, ...page };
+}
+
+/**
+ * `POST /v1/flows/{id}/<method>/options`, for a method that answers a challenge: the flow
+ * must be open and the CSRF token its own, as for a submission; the method issues the
+ * challenge bound to the flow. Counts nothing: it proves nothing about anyone.
+ */
+export async function challengeForFlow<Input, Deps>(
+  deps: FlowDeps & Deps,
+  method: SignInMethod<SignInMethodId, Input, Deps>,
+  input: { flowId: string; csrfToken: unknown; page: FlowPage },
+): Promise<Record<string, unknown>> {
+  if (!method.challenge) throw notFound();
+  const flow = await requireOpenFlow(deps, input.flowId, input.csrfToken);
+  return method.challenge(deps, contextOf(flow, input.page));
 }
 
 export interface CompletedFlow {
@@ -163,13 +204,7 @@ export async function submitToFlow<Input, Deps>(
   method: SignInMethod<SignInMethodId, Input, Deps>,
   input: FlowSubmission,
 ): Promise<FlowSubmitResult> {
-  const flow = await findFlow(deps, input.flowId);
-  if (!isFlowOpen(flow, deps.clock.now())) throw new DomainError('invalid_token');
-
-  const csrf = input.csrfToken;
-  if (typeof csrf !== 'string' || !secretsEqual(flow.csrf_token, csrf)) {
-    throw new DomainError('invalid_token');
-  }
+  const flow = await requireOpenFlow(deps, input.flowId, input.csrfToken);
   const submitted = method.parse(input.fields);
 
   await consumeRateLimit(
@@ -179,7 +214,12 @@ export async function submitToFlow<Input, Deps>(
     deps.flows.submitRule,
   );
 
-  const outcome = await method.authenticate(deps, submitted, input.notes);
+  const outcome = await method.authenticate(
+    deps,
+    submitted,
+    input.notes,
+    contextOf(flow, input.page ?? NO_PAGE),
+  );
   if ('failure' in outcome) {
     await recordFailure(deps, flow.id, outcome.failure);
     throw new DomainError(outcome.failure);

@@ -32,6 +32,22 @@ export function signInNotes(): SignInNotes {
 }
 
 /**
+ * Where a sign-in happens, for methods whose proof depends on it (a passkey's challenge is
+ * bound to the flow, its signature to the page's origin). The flow mechanics fill it in the
+ * same way for every method; a service endpoint's sign-in has no flow and no page.
+ */
+export interface SignInContext {
+  /** The login flow the submission belongs to. */
+  flowId: string;
+  /** When that flow expires: whatever a method issues for it expires with it. */
+  flowExpiresAt: number;
+  /** Origins of the pages that may submit to the flow: the service's own and the login UI's. */
+  origins: readonly string[];
+  /** The host name browsers address the service by (SERVICE_PUBLIC_URL's, else the request's). */
+  host: string;
+}
+
+/**
  * One way to sign in, in the spirit of Ory Kratos's login strategies: an id, how a
  * submission becomes an identity, and the assurance a success gives. It knows nothing of
  * flows (state, CSRF, attempt caps, per-address limits, completion) nor of sessions: the
@@ -58,5 +74,15 @@ export interface SignInMethod<Id extends string, Input, Deps> {
    * username, per credential) are counted here; refusals that are no verdict on the
    * credentials are thrown.
    */
-  authenticate(deps: Deps, input: Input, notes: SignInNotes): Promise<SignInOutcome>;
+  authenticate(
+    deps: Deps,
+    input: Input,
+    notes: SignInNotes,
+    context?: SignInContext,
+  ): Promise<SignInOutcome>;
+  /**
+   * Only for methods that answer a challenge: issues one bound to the flow (it expires with
+   * the flow and a later call replaces it) and returns what the client needs to answer it.
+   */
+  challenge?(deps: Deps, context: SignInContext): Promise<Record<string, unknown>>;
 }

@@ -1,5 +1,6 @@
 import type { FlowRecord } from '../../domain/login-flows/flow.js';
 import type { Session } from '../../domain/sessions/session.js';
+import { LOGIN_SCRIPTS } from '../assets.js';
 import { STYLES } from './styles.js';
 
 const ESCAPES: Record<string, string> = {
@@ -15,7 +16,9 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (char) => ESCAPES[char]!);
 }
 
-export function layout(title: string, body: string): string {
+/** Our own scripts, by URL (versioned: they are cached for a year), at the end of the body. */
+export function layout(title: string, body: string, scripts: readonly string[] = []): string {
+  const tags = scripts.map((src) => `<script src="${escapeHtml(src)}"></script>\n`).join('');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -29,7 +32,7 @@ export function layout(title: string, body: string): string {
 <main>
 ${body}
 </main>
-</body>
+${tags}</body>
 </html>
 `;
 }
@@ -63,12 +66,18 @@ export function loginPage({ flow, error, username }: LoginFormInput): string {
 ${alert}<form method="post" action="/v1/flows/${escapeHtml(flow.id)}/password">
 <input type="hidden" name="csrf_token" value="${escapeHtml(flow.csrf_token)}">
 <label for="username">Username</label>
-<input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required${prefilled}${invalid}${focusUser}>
+<input id="username" name="username" type="text" autocomplete="username webauthn" autocapitalize="none" spellcheck="false" required${prefilled}${invalid}${focusUser}>
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${invalid}${focusPassword}>
 <button type="submit">Sign in</button>
 </form>
+<div id="passkey" data-flow="${escapeHtml(flow.id)}" data-csrf="${escapeHtml(flow.csrf_token)}" hidden>
+<p class="or">or</p>
+<button type="button" id="passkey-button" class="secondary">Use a passkey</button>
+<p id="passkey-status" class="note muted" role="status"></p>
+</div>
 ${destination(flow)}`,
+    LOGIN_SCRIPTS,
   );
 }
 

@@ -36,9 +36,11 @@ export function prefersHtml(request: FastifyRequest): boolean {
 }
 
 /**
- * Sends a hosted page with its security headers. The CSP allows no script and no resource
- * but the inline stylesheet; `form-action` must also allow where the form's 303 lands,
- * because Chromium applies it to the redirect after the post.
+ * Sends a hosted page with its security headers. The CSP allows no resource but the inline
+ * stylesheet and, on a page that has them, Tessera's own scripts (`script-src 'self'`, no
+ * inline script) and their calls back to Tessera (`connect-src 'self'`). `form-action` must
+ * also allow where the form's 303 lands, because Chromium applies it to the redirect after
+ * the post.
  *
  * Referrer-Policy is `same-origin`, not `no-referrer`: under `no-referrer` browsers send
  * `Origin: null` on the form's own POST, which the login-CSRF check must refuse (a
@@ -52,11 +54,14 @@ export function sendPage(
   landingOrigins: readonly string[] = [],
 ): FastifyReply {
   const formAction = ["'self'", ...landingOrigins].join(' ');
+  // Only layout() writes a script tag (every interpolated value is escaped, so no text can
+  // make one): a page with one loads Tessera's own scripts and calls back to Tessera.
+  const scripts = html.includes('<script src="/') ? " script-src 'self'; connect-src 'self';" : '';
   return reply
     .code(status)
     .header(
       'content-security-policy',
-      `default-src 'none'; style-src ${STYLES_HASH}; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+      `default-src 'none'; style-src ${STYLES_HASH};${scripts} form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     )
     .header('x-frame-options', 'DENY')
     .header('referrer-policy', 'same-origin')

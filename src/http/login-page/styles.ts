@@ -43,6 +43,12 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 .key{font-size:1.05rem;word-break:break-all}
 ol.codes{columns:2;padding-left:1.5rem;margin:0 0 1rem}
 .notice{border-left:3px solid var(--accent);padding-left:.75rem}
+.or{text-align:center;color:var(--muted);font-size:.9rem;margin:1.25rem 0 .75rem}
+ul.passkeys{list-style:none;padding:0;margin:0 0 1.25rem}
+ul.passkeys li{border-top:1px solid var(--line);padding:.75rem 0}
+ul.passkeys li:last-child{border-bottom:1px solid var(--line)}
+ul.passkeys input{margin:.5rem 0}
+.row{display:flex;gap:.5rem}
 `.trim();
 
 /** CSP source expression allowing exactly STYLES as an inline `<style>`. */

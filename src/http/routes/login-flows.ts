@@ -16,6 +16,7 @@ import {
 import { secondFactorPage } from '../login-page/second-factor-page.js';
 import {
   type FlowDeps,
+  challengeForFlow,
   findFlowWithErrors,
   startFlow,
   submitToFlow,
@@ -34,6 +35,7 @@ import {
   FLOW_METHODS,
   type FlowMethodSurface,
   SECOND_FACTOR_SURFACES,
+  flowChallengeUrl,
   flowMethodUrl,
 } from '../flow-methods.js';
 import {
@@ -60,6 +62,7 @@ import {
   responses,
   seeOther,
 } from '../schemas.js';
+import { flowPage } from '../relying-party.js';
 import { presentedCaller } from '../service-auth.js';
 import { attemptOf, signInAuditHooks } from '../sign-in-audit.js';
 
@@ -112,6 +115,19 @@ export const SubmitResultSchema = Type.Object({
 });
 
 const LoginQuery = Type.Object({ return_to: Type.Optional(Type.String()) });
+export const ChallengeBody = Type.Object(
+  { csrf_token: Type.Optional(Type.String({ description: 'From GET /v1/login' })) },
+  { additionalProperties: false },
+);
+export const ChallengeOptionsSchema = Type.Object(
+  {
+    options: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'The WebAuthn options JSON to pass to the browser (PublicKeyCredential.parseRequestOptionsFromJSON, or @simplewebauthn/browser as optionsJSON)',
+    }),
+  },
+  { description: 'A challenge for the flow and the options around it.' },
+);
 export const submitBody = (surface: Pick<FlowMethodSurface, 'fields'>) =>
   Type.Object(
     {
@@ -300,6 +316,38 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
   }
 
   for (const surface of FLOW_METHODS) {
+    const { method, challenge } = surface;
+    if (!challenge) continue;
+    app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ChallengeBody> | undefined }>(
+      flowChallengeUrl(method.id),
+      {
+        config: { action: `flow_${method.id}_options` },
+        onRequest: refuseForeignOrigin((request) => flowSubmitOrigins(request, deps.config)),
+        schema: {
+          operationId: `challengeFlow${method.id[0]!.toUpperCase()}${method.id.slice(1)}`,
+          summary: challenge.summary,
+          tags: ['flows'],
+          description: challenge.description,
+          security: OPTIONAL_SERVICE_TOKEN,
+          params: IdParams,
+          headers: ClientIpHeader,
+          body: ChallengeBody,
+          response: responses({ 200: ChallengeOptionsSchema }, [...BROWSER_ERRORS, 404]),
+        },
+      },
+      async (request, reply) => {
+        await addressOf(deps, request);
+        const options = await challengeForFlow(flowDeps, method, {
+          flowId: request.params.id,
+          csrfToken: request.body?.csrf_token,
+          page: flowPage(request, deps.config),
+        });
+        return reply.header('cache-control', 'no-store').send({ options });
+      },
+    );
+  }
+
+  for (const surface of FLOW_METHODS) {
     const { method } = surface;
     const signInAudit = signInAuditHooks(deps.audit, method);
     app.post<SubmitRoute>(
@@ -351,6 +399,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
           address,
           device: browserDevice(request, address),
           notes: attempt ?? signInNotes(),
+          page: flowPage(request, deps.config),
         });
         if (!result.completed) {
           // No session: a JSON client that does not know the step gets a refusal it cannot
