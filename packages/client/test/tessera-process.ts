@@ -1,5 +1,5 @@
 import { cliJson, cliSandbox, type CliSandbox } from '../../../test/helpers/cli.js';
-import { startServe, type LoggingServe as ServeProcess } from '../../../test/helpers/serve.js';
+import { runServe, type ServeProcess } from '../../../test/helpers/serve.js';
 import { checkToken } from '@tessera/client';
 
 /** Every grant, so one service token drives every endpoint in these tests. */
@@ -35,7 +35,14 @@ export async function startTessera(env: Record<string, string> = {}): Promise<Te
     ['svc', 'create', '--name', 'client-tests', ...GRANTS.flatMap((g) => ['--grant', g])],
     box.env,
   );
-  const serve = await startServe({ ...box.env, SERVICE_SWEEP_INTERVAL_MINUTES: '0', ...env });
+  const serve = await runServe({
+    ...box.env,
+    SERVICE_SWEEP_INTERVAL_MINUTES: '0',
+    ...env,
+    SERVICE_PORT: '0',
+    // The helper learns the address from the "tessera listening" line.
+    SERVICE_LOG_LEVEL: 'info',
+  }).listening;
   return {
     url: serve.url,
     serviceToken: token,
@@ -43,8 +50,7 @@ export async function startTessera(env: Record<string, string> = {}): Promise<Te
     serve,
     cli: (args, input) => cliJson(args, box.env, input),
     async stop() {
-      if (serve.child.exitCode === null) serve.child.kill('SIGTERM');
-      await serve.exited;
+      await serve.stop();
       box.remove();
     },
   };
