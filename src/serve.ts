@@ -35,7 +35,7 @@ async function start(config: Config, logger: Logger): Promise<void> {
       ? setInterval(() => {
           if (sweeping) return;
           sweeping = true;
-          sweep(deps.store, deps.clock)
+          sweep(deps.store, deps.clock, { oidc: config.oidcIssuer !== null })
             .then((removed) => app.log.info({ removed }, 'sweep done'))
             .catch((error: unknown) => app.log.warn({ err: error }, 'sweep failed'))
             .finally(() => (sweeping = false));

@@ -53,15 +53,19 @@ program
   .option('--json', 'print one JSON document')
   .action(async (options: { json?: boolean }) => {
     const removed = await withServices(async (deps) => {
-      const result = await sweep(deps.store, deps.clock);
+      const result = await sweep(deps.store, deps.clock, { oidc: deps.config.oidcIssuer !== null });
       await deps.store.transaction((tx) =>
         deps.audit.write(tx, cliActor(), { action: 'sweep', details: { ...result } }),
       );
       return result;
     });
     if (options.json) return printJson(removed);
+    const oidc =
+      removed.oidc_models === undefined
+        ? ''
+        : `, ${removed.oidc_models} OIDC model(s), ${removed.oidc_keys} OIDC signing key(s)`;
     console.log(
-      `removed ${removed.sessions} session(s), ${removed.flows} flow(s), ${removed.rate_limits} rate-limit counter(s)`,
+      `removed ${removed.sessions} session(s), ${removed.flows} flow(s), ${removed.rate_limits} rate-limit counter(s)${oidc}`,
     );
   });
 

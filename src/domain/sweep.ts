@@ -1,18 +1,36 @@
 import type { Clock } from '../lib/clock.js';
+import { SIGNING_KEY_RETENTION_MS } from './oidc/lifetimes.js';
+import { deleteExpiredSigningKeys } from './oidc/signing-keys.js';
 import type { Store } from './store.js';
 
 export interface SweepResult {
   sessions: number;
   flows: number;
   rate_limits: number;
+  /** Only when OIDC is on: expired provider models (codes, tokens, sessions, grants...). */
+  oidc_models?: number;
+  /** Only when OIDC is on: signing keys that left the JWKS. */
+  oidc_keys?: number;
 }
 
-/** Deletes what can never be valid again: expired sessions (revoked ones included), flows, counters. */
-export async function sweep(store: Store, clock: Clock): Promise<SweepResult> {
+/**
+ * Deletes what can never be valid again: expired sessions (revoked ones included), flows,
+ * counters, and with OIDC on (SERVICE_OIDC_ISSUER) the provider's expired models and keys.
+ */
+export async function sweep(
+  store: Store,
+  clock: Clock,
+  options: { oidc?: boolean } = {},
+): Promise<SweepResult> {
   const now = clock.now();
-  return {
+  const result: SweepResult = {
     sessions: await store.deleteExpiredSessions(now),
     flows: await store.deleteExpiredFlows(now),
     rate_limits: await store.deleteExpiredRateLimits(now),
   };
+  if (options.oidc) {
+    result.oidc_models = await store.deleteExpiredOidcModels(now);
+    result.oidc_keys = await deleteExpiredSigningKeys(store, now, SIGNING_KEY_RETENTION_MS);
+  }
+  return result;
 }

@@ -5,6 +5,9 @@ import type { ServiceTokenRecord } from '../domain/service-tokens/service-token.
 import type { SessionRecord } from '../domain/sessions/session.js';
 import type { FlowErrorRecord, FlowRecord } from '../domain/login-flows/flow.js';
 import type { LinkRecord } from '../domain/links/link.js';
+import type { OidcClientRecord } from '../domain/oidc/client.js';
+import type { OidcModelRecord } from '../domain/oidc/model.js';
+import type { SigningKeyRecord } from '../domain/oidc/signing-keys.js';
 
 /**
  * Tables as Kysely sees them; the rows are the domain's records. Every timestamp is
@@ -20,4 +23,7 @@ export interface Database {
   flows: FlowRecord;
   flow_errors: FlowErrorRecord;
   links: LinkRecord;
+  oidc_models: OidcModelRecord;
+  oidc_clients: OidcClientRecord;
+  oidc_signing_keys: SigningKeyRecord;
 }

@@ -4,6 +4,7 @@ import { auditQueries } from './queries/audit.js';
 import { flowQueries } from './queries/flows.js';
 import { identityQueries } from './queries/identities.js';
 import { linkQueries } from './queries/links.js';
+import { oidcQueries } from './queries/oidc.js';
 import { rateLimitQueries } from './queries/rate-limits.js';
 import { serviceTokenQueries } from './queries/service-tokens.js';
 import { sessionQueries } from './queries/sessions.js';
@@ -43,7 +44,7 @@ export function createStore(db: Kysely<Database>, inTransaction = false): Store 
       transferQueries(db),
     ),
     Object.assign(auditQueries(db), rateLimitQueries(db), flowQueries(db), linkQueries(db)),
-    transactional,
+    Object.assign(oidcQueries(db), transactional),
   );
   return store;
 }
