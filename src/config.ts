@@ -212,14 +212,24 @@ function issuer(env: Env, publicUrl: string | null): string | null {
   const accepts = 'an absolute http(s) URL without query, fragment or trailing slash';
   origin(name, text);
   const parsed = new URL(text);
-  if (parsed.search || parsed.hash || text.includes('#') || text.includes('?') || text.endsWith('/')) {
+  if (
+    parsed.search ||
+    parsed.hash ||
+    text.includes('#') ||
+    text.includes('?') ||
+    text.endsWith('/')
+  ) {
     throw new ConfigError(name, accepts, text);
   }
   if (parsed.username || parsed.password || /^\/v1(\/|$)/.test(parsed.pathname)) {
     throw new ConfigError(name, `${accepts}, outside /v1`, text);
   }
   if (publicUrl !== null && new URL(publicUrl).origin !== parsed.origin) {
-    throw new ConfigError(name, `a URL on SERVICE_PUBLIC_URL's origin (${new URL(publicUrl).origin})`, text);
+    throw new ConfigError(
+      name,
+      `a URL on SERVICE_PUBLIC_URL's origin (${new URL(publicUrl).origin})`,
+      text,
+    );
   }
   return text;
 }

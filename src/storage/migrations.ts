@@ -110,6 +110,7 @@ export const migrations: Migration[] = [
         id TEXT PRIMARY KEY,
         name TEXT NOT NULL,
         secret_hash TEXT,
+        token_endpoint_auth_method TEXT NOT NULL,
         redirect_uris TEXT NOT NULL,
         post_logout_redirect_uris TEXT NOT NULL,
         first_party INTEGER NOT NULL,

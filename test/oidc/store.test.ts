@@ -79,6 +79,7 @@ describeEachDatabase('oidc store contract', (kind) => {
       id: `client-${kind}`,
       name: 'Grafana',
       secret_hash: 'digest',
+      token_endpoint_auth_method: 'client_secret_basic' as const,
       redirect_uris: '["https://grafana.example/login/generic_oauth"]',
       post_logout_redirect_uris: '[]',
       first_party: 1,

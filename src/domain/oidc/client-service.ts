@@ -2,11 +2,12 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { hashToken, randomSecret, secretsEqual } from '../../lib/tokens.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
-import { notFound } from '../errors.js';
+import { notFound, validationError } from '../errors.js';
 import type { Store } from '../store.js';
 import {
   type OidcClientRecord,
   type OidcClientView,
+  type TokenEndpointAuthMethod,
   requireClientName,
   requireRedirectUris,
   toOidcClientView,
@@ -27,6 +28,8 @@ export interface NewOidcClient {
   postLogoutRedirectUris?: string[];
   public?: boolean;
   firstParty?: boolean;
+  /** For a confidential client: how it sends its secret; client_secret_basic by default. */
+  tokenEndpointAuthMethod?: string;
 }
 
 export async function createOidcClient(
@@ -41,11 +44,13 @@ export async function createOidcClient(
     'post-logout redirect URI',
     0,
   );
+  const method = authMethodOf(input);
   const secret = input.public ? null : SECRET_PREFIX + randomSecret();
   const record: OidcClientRecord = {
     id: newId(),
     name,
     secret_hash: secret === null ? null : hashToken(secret),
+    token_endpoint_auth_method: method,
     redirect_uris: JSON.stringify(redirectUris),
     post_logout_redirect_uris: JSON.stringify(logoutUris),
     first_party: input.firstParty ? 1 : 0,
@@ -67,6 +72,25 @@ export async function createOidcClient(
     });
   });
   return { client, client_secret: secret };
+}
+
+function authMethodOf(input: NewOidcClient): TokenEndpointAuthMethod {
+  const method = input.tokenEndpointAuthMethod;
+  if (input.public) {
+    if (method !== undefined && method !== 'none') {
+      throw validationError(
+        'a public client has no secret: its token endpoint auth method is none',
+      );
+    }
+    return 'none';
+  }
+  if (method === undefined) return 'client_secret_basic';
+  if (method !== 'client_secret_basic' && method !== 'client_secret_post') {
+    throw validationError(
+      'token endpoint auth method must be client_secret_basic or client_secret_post (or --public)',
+    );
+  }
+  return method;
 }
 
 /** Revoking a client refuses it everywhere at once and deletes every token it holds. */

@@ -2,12 +2,21 @@ import { toIso } from '../../lib/clock.js';
 import { validationError } from '../errors.js';
 import { isAcceptedText } from '../text.js';
 
+export const TOKEN_ENDPOINT_AUTH_METHODS = [
+  'client_secret_basic',
+  'client_secret_post',
+  'none',
+] as const;
+export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
+
 /** A relying party registered with `tessera oidc client create`. */
 export interface OidcClientRecord {
   id: string;
   name: string;
   /** SHA-256 of the client secret; null for a public client (PKCE, no secret). */
   secret_hash: string | null;
+  /** How the client authenticates at the token endpoint (RFC 7591 2). */
+  token_endpoint_auth_method: TokenEndpointAuthMethod;
   /** JSON array of exact redirect URIs. */
   redirect_uris: string;
   /** JSON array of URIs RP-initiated logout may return to. */
@@ -23,6 +32,7 @@ export interface OidcClientView {
   name: string;
   type: 'public' | 'confidential';
   first_party: boolean;
+  token_endpoint_auth_method: TokenEndpointAuthMethod;
   redirect_uris: string[];
   post_logout_redirect_uris: string[];
   created_at: string;
@@ -35,6 +45,7 @@ export function toOidcClientView(record: OidcClientRecord): OidcClientView {
     name: record.name,
     type: record.secret_hash === null ? 'public' : 'confidential',
     first_party: record.first_party === 1,
+    token_endpoint_auth_method: record.token_endpoint_auth_method,
     redirect_uris: JSON.parse(record.redirect_uris) as string[],
     post_logout_redirect_uris: JSON.parse(record.post_logout_redirect_uris) as string[],
     created_at: toIso(record.created_at),

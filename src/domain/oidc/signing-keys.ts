@@ -151,7 +151,10 @@ export async function rotateSigningKey(
   return toKeyView({ record, state: 'next', retiredAt: null }, retentionMs);
 }
 
-export async function listSigningKeys(deps: SigningKeyDeps, retentionMs: number): Promise<KeyView[]> {
+export async function listSigningKeys(
+  deps: SigningKeyDeps,
+  retentionMs: number,
+): Promise<KeyView[]> {
   const placed = placeKeys(await deps.store.listSigningKeys(), deps.clock.now(), retentionMs);
   return placed.map((key) => toKeyView(key, retentionMs));
 }

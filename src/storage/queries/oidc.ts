@@ -4,14 +4,18 @@ import type { Database } from '../schema.js';
 
 export function oidcQueries(db: Kysely<Database>): OidcStore {
   const live = (kind: string, now: number) =>
-    db
-      .selectFrom('oidc_models')
-      .selectAll()
-      .where('kind', '=', kind)
-      .where('expires_at', '>', now);
+    db.selectFrom('oidc_models').selectAll().where('kind', '=', kind).where('expires_at', '>', now);
   return {
     async upsertOidcModel(record) {
-      const { kind: _kind, id: _id, ...changes } = record;
+      const changes = {
+        payload: record.payload,
+        grant_id: record.grant_id,
+        client_id: record.client_id,
+        uid: record.uid,
+        user_code: record.user_code,
+        consumed_at: record.consumed_at,
+        expires_at: record.expires_at,
+      };
       await db
         .insertInto('oidc_models')
         .values(record)
@@ -68,7 +72,12 @@ export function oidcQueries(db: Kysely<Database>): OidcStore {
       return db.selectFrom('oidc_clients').selectAll().where('id', '=', id).executeTakeFirst();
     },
     listOidcClients() {
-      return db.selectFrom('oidc_clients').selectAll().orderBy('created_at').orderBy('id').execute();
+      return db
+        .selectFrom('oidc_clients')
+        .selectAll()
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
     },
     async revokeOidcClient(id, at) {
       await db
