@@ -103,7 +103,7 @@ export function createProvider(
       };
     },
     claims: {
-      openid: ['sub'],
+      openid: ['sub', 'acr', 'amr', 'auth_time'],
       profile: ['preferred_username', 'name', 'picture', 'updated_at'],
     },
     scopes: ['openid', 'profile', 'offline_access'],
@@ -129,8 +129,15 @@ export function createProvider(
     },
     features: {
       devInteractions: { enabled: false },
-      introspection: { enabled: true },
-      revocation: { enabled: true },
+      // A client learns about, and ends, only the tokens issued to it.
+      introspection: {
+        enabled: true,
+        allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId,
+      },
+      revocation: {
+        enabled: true,
+        allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId,
+      },
       userinfo: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
