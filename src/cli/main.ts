@@ -5,6 +5,7 @@ import { auditCommands } from './audit.js';
 import { cliActor, withServices } from './context.js';
 import { exitStatus, reportFailure, toFailure } from './failure.js';
 import { identityCommands } from './identity.js';
+import { oidcCommands } from './oidc.js';
 import { printJson, wantsJson } from './output.js';
 import { svcCommands } from './svc.js';
 import { packageVersion } from './version.js';
@@ -71,6 +72,7 @@ program
 
 auditCommands(program);
 identityCommands(program);
+oidcCommands(program);
 svcCommands(program);
 
 try {

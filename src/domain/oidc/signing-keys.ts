@@ -102,13 +102,18 @@ export interface SigningKeyDeps {
 
 const sealContext = (kid: string) => `oidc-signing-key:${kid}`;
 
-function sealKey(deps: SigningKeyDeps, key: GeneratedKey, activatesAt: number): SigningKeyRecord {
+function sealKey(
+  deps: SigningKeyDeps,
+  key: GeneratedKey,
+  createdAt: number,
+  activatesAt: number,
+): SigningKeyRecord {
   return {
     id: key.kid,
     alg: key.alg,
     public_jwk: JSON.stringify(key.publicJwk),
     sealed_private_jwk: deps.secretBox.seal(JSON.stringify(key.privateJwk), sealContext(key.kid)),
-    created_at: deps.clock.now(),
+    created_at: createdAt,
     activates_at: activatesAt,
   };
 }
@@ -123,7 +128,8 @@ export async function ensureSigningKey(
   generate: KeyGenerator,
 ): Promise<void> {
   if ((await deps.store.listSigningKeys()).length > 0) return;
-  const record = sealKey(deps, generate(), deps.clock.now());
+  const now = deps.clock.now();
+  const record = sealKey(deps, generate(), now, now);
   await deps.store.transaction(async (tx) => {
     await tx.insertSigningKey(record);
     await deps.audit.write(tx, actor, {
@@ -140,7 +146,10 @@ export async function rotateSigningKey(
   generate: KeyGenerator,
   retentionMs: number,
 ): Promise<KeyView> {
-  const record = sealKey(deps, generate(), deps.clock.now() + KEY_ACTIVATION_DELAY_MS);
+  // With no key yet there is nothing to wait for: the first key signs at once.
+  const first = (await deps.store.listSigningKeys()).length === 0;
+  const now = deps.clock.now();
+  const record = sealKey(deps, generate(), now, first ? now : now + KEY_ACTIVATION_DELAY_MS);
   await deps.store.transaction(async (tx) => {
     await tx.insertSigningKey(record);
     await deps.audit.write(tx, actor, {
@@ -148,7 +157,7 @@ export async function rotateSigningKey(
       details: { kid: record.id, alg: record.alg, activates_at: toIso(record.activates_at) },
     });
   });
-  return toKeyView({ record, state: 'next', retiredAt: null }, retentionMs);
+  return toKeyView({ record, state: first ? 'active' : 'next', retiredAt: null }, retentionMs);
 }
 
 export async function listSigningKeys(
