@@ -7,7 +7,7 @@ import { hashToken } from '../../src/lib/tokens.js';
 import { cliJson, cliSandbox, type CliSandbox, runCli } from '../helpers/cli.js';
 
 /** `tessera oidc ...` as operators run it, on SQLite. */
-describe('tessera oidc', () => {
+describe('tessera oidc', { timeout: 120_000 }, () => {
   let box: CliSandbox;
   beforeAll(() => {
     box = cliSandbox();
@@ -89,7 +89,7 @@ describe('tessera oidc', () => {
     });
     expect(created).not.toHaveProperty('client_secret');
 
-    for (const args of [
+    const refused = [
       ['--name', 'X'],
       ['--name', 'X', '--redirect-uri', 'not a url'],
       ['--name', 'X', '--redirect-uri', 'https://x.example/cb#frag'],
@@ -111,12 +111,16 @@ describe('tessera oidc', () => {
         '--token-endpoint-auth-method',
         'private_key_jwt',
       ],
-    ]) {
-      const result = await runCli(['oidc', 'client', 'create', ...args], box.env);
-      expect(result.code, args.join(' ')).not.toBe(0);
+    ];
+    // One process each, side by side: every start of the CLI costs seconds on a busy host.
+    const results = await Promise.all(
+      refused.map((args) => runCli(['oidc', 'client', 'create', ...args], box.env)),
+    );
+    results.forEach((result, index) => {
+      expect(result.code, refused[index]!.join(' ')).not.toBe(0);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
       expect(result.stderr).toMatch(/^tessera: validation_error: /);
-    }
+    });
   });
 
   it('lists and revokes clients, and audits each action', async () => {

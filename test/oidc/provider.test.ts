@@ -14,7 +14,7 @@ import { sweep } from '../../src/domain/sweep.js';
 import { hashToken } from '../../src/lib/tokens.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { addClient, addUser, PASSWORD, startOidcApp, type OidcApp } from './helpers.js';
-import { authorizeSignedIn } from './http-flow.js';
+import { authorizeSignedIn, CookieJar } from './http-flow.js';
 import { jwtHeader, redeem, relyingParty } from './relying-party.js';
 
 const ACTOR = { service_name: 'oidc-tests', service_id: null };
@@ -131,6 +131,38 @@ describeEachDatabase('OIDC provider', (kind) => {
     });
     const [row] = await t.deps.store.listAuditRecords(1, { actions: ['oidc_client_revoke'] });
     expect(JSON.parse(row!.details)).toMatchObject({ client_id: client.client_id });
+  });
+
+  it("follows the browser's Tessera session: another user, or none, is not the old one", async () => {
+    const { config } = await firstPartyClient('Shared browser');
+    const carol = await addUser(t, 'carol');
+    const direct = await t.token('direct_auth');
+    const carolSession = (
+      (
+        await t.call('POST', '/v1/authenticate/password', direct, {
+          username: 'carol',
+          password: PASSWORD,
+        })
+      ).json() as { token: string }
+    ).token;
+    const jar = new CookieJar();
+    const first = await authorizeSignedIn(config, CALLBACK, session, undefined, jar);
+    expect((await redeem(config, first.auth, first.landedOn)).claims()?.sub).toBe(identityId);
+    // The provider's own session cookie stays; the Tessera one now belongs to carol.
+    expect(jar.names()).toContain('tessera_oidc_session');
+    const switched = await authorizeSignedIn(config, CALLBACK, carolSession, undefined, jar);
+    expect((await redeem(config, switched.auth, switched.landedOn)).claims()?.sub).toBe(carol.id);
+    // The provider ended its own session for the switch, never carol's Tessera session.
+    const whoami = await t.inject({
+      method: 'GET',
+      url: '/v1/whoami',
+      cookies: { service_session: carolSession },
+    });
+    expect(whoami.json()).toMatchObject({ identity: { username: 'carol' } });
+    // Signed out of Tessera: the provider session alone signs nobody in.
+    await expect(authorizeSignedIn(config, CALLBACK, null, undefined, jar)).rejects.toThrow(
+      /stopped at .*\/v1\/login/,
+    );
   });
 
   it('stops answering for a disabled identity', async () => {

@@ -131,7 +131,13 @@ export class OidcHost {
     const route = ctx.oidc?.route;
     if (route === undefined || !AUDITED_ROUTES.has(route)) return;
     if (route === 'end_session_confirm' && ctx.oidc.params?.logout && ctx.status < 400) {
-      await this.#endTesseraSession(ctx);
+      // The provider also ends its own session when the browser's Tessera session now belongs
+      // to someone else, and then returns to the authorization (`<issuer>/auth/<uid>`): that
+      // new Tessera session is the one signing in, not one to end.
+      const switching = (ctx.response.get('location') ?? '').startsWith(
+        `${ctx.oidc.urlFor('authorization')}/`,
+      );
+      if (!switching) await this.#endTesseraSession(ctx);
     }
     const body = ctx.body as { error?: unknown } | undefined;
     const outcome =

@@ -7,6 +7,19 @@ import type { Clock } from '../../lib/clock.js';
 /** The extra client property that marks the operator's own applications (no consent page). */
 export const FIRST_PARTY = 'tessera_first_party';
 
+/**
+ * The models `revokeByGrantId` ends (as oidc-provider's reference adapters): the tokens and
+ * codes of a grant. Others carry a `grantId` too (an interaction, for one), but revoking a
+ * grant must not delete, say, the interaction of a sign-in still under way.
+ */
+const GRANTABLE = new Set([
+  'AccessToken',
+  'AuthorizationCode',
+  'RefreshToken',
+  'DeviceCode',
+  'BackchannelAuthenticationRequest',
+]);
+
 /** Models without an `expiresIn` (none today) are kept as long as a grant can live. */
 const FALLBACK_TTL_SECONDS = 14 * 24 * 60 * 60;
 
@@ -44,7 +57,7 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
         kind: this.kind,
         id,
         payload: JSON.stringify(payload),
-        grant_id: payload.grantId ?? null,
+        grant_id: GRANTABLE.has(this.kind) ? (payload.grantId ?? null) : null,
         client_id: payload.clientId ?? null,
         uid: payload.uid ?? null,
         user_code: payload.userCode ?? null,
