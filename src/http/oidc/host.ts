@@ -29,6 +29,8 @@ const AUDITED_ROUTES = new Set([
 
 interface Loaded {
   provider: Provider;
+  /** Koa composes the middleware on every `callback()` call: once per build, not per request. */
+  handler: ReturnType<Provider['callback']>;
   /** The published kids, in order: a change rebuilds the provider. */
   kids: string;
   checkedAt: number;
@@ -56,6 +58,10 @@ export class OidcHost {
 
   /** The provider, current within KEY_REFRESH_MS of the keys table. */
   async provider(): Promise<Provider> {
+    return (await this.#current()).provider;
+  }
+
+  async #current(): Promise<Loaded> {
     const now = this.deps.clock.now();
     let loaded = this.#loaded;
     if (loaded === null) {
@@ -69,7 +75,7 @@ export class OidcHost {
       }
     }
     try {
-      return (await loaded).provider;
+      return await loaded;
     } catch (error) {
       // A failed start (the database away) is retried by the next request.
       if (this.#loaded === loaded) this.#loaded = null;
@@ -105,7 +111,7 @@ export class OidcHost {
     // header. Set here, on a request the provider sees only after `handle` rewrote it.
     provider.proxy = true;
     provider.use(async (ctx, next) => this.#around(ctx as KoaContextWithOIDC, next));
-    return { provider, kids, checkedAt: now };
+    return { provider, handler: provider.callback(), kids, checkedAt: now };
   }
 
   /** Runs the provider on a raw request whose path starts with the issuer's. */
@@ -113,7 +119,7 @@ export class OidcHost {
     req: IncomingMessage & { originalUrl?: string },
     res: ServerResponse,
   ): Promise<void> {
-    const provider = await this.provider();
+    const { handler } = await this.#current();
     req.headers.host = this.issuer.host;
     req.headers['x-forwarded-proto'] = this.issuer.protocol.slice(0, -1);
     delete req.headers['x-forwarded-host'];
@@ -122,7 +128,7 @@ export class OidcHost {
     req.originalUrl = url;
     req.url = url.slice(this.prefix.length) || '/';
     if (!req.url.startsWith('/')) req.url = `/${req.url}`;
-    await provider.callback()(req, res);
+    await handler(req, res);
   }
 
   /** Audits protocol calls and ends the Tessera session with an RP-initiated logout. */
