@@ -75,8 +75,9 @@ export async function authorizeSignedIn(
   sessionToken: string | null,
   scope?: string,
   jar = new CookieJar(),
+  extra: Record<string, string> = {},
 ): Promise<{ auth: Authorization; landedOn: string }> {
-  const auth = await startAuthorization(config, redirectUri, scope);
+  const auth = await startAuthorization(config, redirectUri, scope, extra);
   if (sessionToken === null) jar.delete('service_session');
   else jar.set('service_session', sessionToken);
   let url = auth.url.href;

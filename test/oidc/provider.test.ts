@@ -233,6 +233,31 @@ describeEachDatabase('OIDC provider', (kind) => {
     expect(jwtHeader(refreshed.id_token!).kid).toBe(second.kid);
   });
 
+  it('answers prompt=login only with a session made after the request began', async () => {
+    const { config } = await firstPartyClient('Strict');
+    const direct = await t.token('direct_auth');
+    // A session made a minute before the request, by the wall clock the provider uses.
+    const offset = Date.now() - 60_000 - t.clock.now();
+    t.clock.advance(offset);
+    try {
+      const minted = await t.call('POST', '/v1/authenticate/password', direct, {
+        username: 'alice',
+        password: PASSWORD,
+      });
+      const earlier = (minted.json() as { token: string }).token;
+      // Without prompt=login that session is enough; with it, the user signs in again.
+      const plain = await authorizeSignedIn(config, CALLBACK, earlier);
+      expect((await redeem(config, plain.auth, plain.landedOn)).claims()?.sub).toBe(identityId);
+      await expect(
+        authorizeSignedIn(config, CALLBACK, earlier, undefined, new CookieJar(), {
+          prompt: 'login',
+        }),
+      ).rejects.toThrow(/stopped at .*\/v1\/login/);
+    } finally {
+      t.clock.advance(-offset);
+    }
+  });
+
   it("answers an unknown path under the issuer in Tessera's error model", async () => {
     const res = await fetch(`${t.issuer}/nope`);
     expect(res.status).toBe(404);

@@ -42,6 +42,7 @@ export async function startAuthorization(
   config: rp.Configuration,
   redirectUri: string,
   scope = 'openid profile offline_access',
+  extra: Record<string, string> = {},
 ): Promise<Authorization> {
   const verifier = rp.randomPKCECodeVerifier();
   const state = rp.randomState();
@@ -53,6 +54,7 @@ export async function startAuthorization(
     code_challenge_method: 'S256',
     state,
     nonce,
+    ...extra,
   });
   return { url, verifier, state, nonce };
 }
