@@ -50,6 +50,8 @@ export interface Config {
   logLevel: string;
   /** One JSON line per request (SERVICE_ACCESS_LOG=on), written at level info. */
   accessLog: boolean;
+  /** SERVICE_OIDC_ISSUER: the OpenID Connect provider's issuer URL; null turns OIDC off (docs/oidc.md). */
+  oidcIssuer: string | null;
 }
 
 export class ConfigError extends Error {
@@ -256,6 +258,40 @@ function rpName(env: Env): string {
   return text;
 }
 
+/**
+ * The issuer: an absolute http(s) URL without query, fragment or trailing slash (ID tokens
+ * carry it verbatim and relying parties compare it byte for byte). On the service's own
+ * origin when SERVICE_PUBLIC_URL is set: the login interaction is Tessera's hosted page.
+ */
+function issuer(env: Env, publicUrl: string | null): string | null {
+  const name = 'SERVICE_OIDC_ISSUER';
+  const text = optional(env, name);
+  if (text === null) return null;
+  const accepts = 'an absolute http(s) URL without query, fragment or trailing slash';
+  origin(name, text);
+  const parsed = new URL(text);
+  if (
+    parsed.search ||
+    parsed.hash ||
+    text.includes('#') ||
+    text.includes('?') ||
+    text.endsWith('/')
+  ) {
+    throw new ConfigError(name, accepts, text);
+  }
+  if (parsed.username || parsed.password || /^\/v1(\/|$)/.test(parsed.pathname)) {
+    throw new ConfigError(name, `${accepts}, outside /v1`, text);
+  }
+  if (publicUrl !== null && new URL(publicUrl).origin !== parsed.origin) {
+    throw new ConfigError(
+      name,
+      `a URL on SERVICE_PUBLIC_URL's origin (${new URL(publicUrl).origin})`,
+      text,
+    );
+  }
+  return text;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = read(env, 'SERVICE_DATA_DIR');
   const databaseUrl = optional(env, 'SERVICE_DATABASE_URL') ?? `${dataDir}/tessera.db`;
@@ -310,5 +346,6 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: number(env, 'SERVICE_SHUTDOWN_TIMEOUT_MS', { min: 0, integer: true }),
     logLevel: level,
     accessLog: accessLog(env, level),
+    oidcIssuer: issuer(env, publicUrl),
   };
 }

@@ -38,7 +38,7 @@ async function start(config: Config, logger: Logger): Promise<void> {
       ? setInterval(() => {
           if (sweeping) return;
           sweeping = true;
-          sweep(deps.store, deps.clock)
+          sweep(deps.store, deps.clock, { oidc: config.oidcIssuer !== null })
             .then((removed) => app.log.info({ removed }, 'sweep done'))
             .then(() => checkLegacyTokens(deps, app.log))
             .catch((error: unknown) => app.log.warn({ err: error }, 'sweep failed'))

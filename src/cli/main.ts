@@ -6,6 +6,7 @@ import { cliActor, withServices } from './context.js';
 import { exitStatus, reportFailure, toFailure } from './failure.js';
 import { identityCommands } from './identity.js';
 import { legacyTokenCommands } from './legacy-tokens.js';
+import { oidcCommands } from './oidc.js';
 import { printJson, wantsJson } from './output.js';
 import { pepperCommands } from './pepper.js';
 import { svcCommands } from './svc.js';
@@ -55,21 +56,26 @@ program
   .option('--json', 'print one JSON document')
   .action(async (options: { json?: boolean }) => {
     const removed = await withServices(async (deps) => {
-      const result = await sweep(deps.store, deps.clock);
+      const result = await sweep(deps.store, deps.clock, { oidc: deps.config.oidcIssuer !== null });
       await deps.store.transaction((tx) =>
         deps.audit.write(tx, cliActor(), { action: 'sweep', details: { ...result } }),
       );
       return result;
     });
     if (options.json) return printJson(removed);
+    const oidc =
+      removed.oidc_models === undefined
+        ? ''
+        : `, ${removed.oidc_models} OIDC model(s), ${removed.oidc_keys} OIDC signing key(s)`;
     console.log(
-      `removed ${removed.sessions} session(s), ${removed.flows} flow(s), ${removed.rate_limits} rate-limit counter(s)`,
+      `removed ${removed.sessions} session(s), ${removed.flows} flow(s), ${removed.rate_limits} rate-limit counter(s)${oidc}`,
     );
   });
 
 auditCommands(program);
 identityCommands(program);
 pepperCommands(program);
+oidcCommands(program);
 svcCommands(program);
 legacyTokenCommands(program);
 

@@ -2,6 +2,7 @@ import type { AuditStore } from './audit/audit.js';
 import type { IdentityStore } from './identities/identity-store.js';
 import type { TransferStore } from './identity-transfer/transfer-store.js';
 import type { LinkStore } from './links/link-store.js';
+import type { OidcStore } from './oidc/oidc-store.js';
 import type { FlowStore } from './login-flows/flow-store.js';
 import type { PasskeyStore } from './passkeys/passkey-store.js';
 import type { RateLimitStore } from './rate-limit/rate-limit-store.js';
@@ -26,7 +27,8 @@ export interface Store
     TransferStore,
     LegacyTokenStore,
     SecondFactorStore,
-    PasskeyStore {
+    PasskeyStore,
+    OidcStore {
   /**
    * Runs `work` in one database transaction: everything it writes commits, or none of it.
    * Inside a transaction, calling this again joins the open one.

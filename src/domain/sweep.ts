@@ -1,4 +1,6 @@
 import type { Clock } from '../lib/clock.js';
+import { SIGNING_KEY_RETENTION_MS } from './oidc/lifetimes.js';
+import { deleteExpiredSigningKeys } from './oidc/signing-keys.js';
 import type { Store } from './store.js';
 
 export interface SweepResult {
@@ -7,15 +9,31 @@ export interface SweepResult {
   rate_limits: number;
   /** Passkey challenges never answered (those of swept flows and sessions go with them). */
   webauthn_challenges: number;
+  /** Only when OIDC is on: expired provider models (codes, tokens, sessions, grants...). */
+  oidc_models?: number;
+  /** Only when OIDC is on: signing keys that left the JWKS. */
+  oidc_keys?: number;
 }
 
-/** Deletes what can never be valid again: expired sessions (revoked ones included), flows, counters, challenges. */
-export async function sweep(store: Store, clock: Clock): Promise<SweepResult> {
+/**
+ * Deletes what can never be valid again: expired sessions (revoked ones included), flows,
+ * counters, passkey challenges, and with OIDC on (SERVICE_OIDC_ISSUER) the provider's expired models and keys.
+ */
+export async function sweep(
+  store: Store,
+  clock: Clock,
+  options: { oidc?: boolean } = {},
+): Promise<SweepResult> {
   const now = clock.now();
-  return {
+  const result: SweepResult = {
     sessions: await store.deleteExpiredSessions(now),
     flows: await store.deleteExpiredFlows(now),
     rate_limits: await store.deleteExpiredRateLimits(now),
     webauthn_challenges: await store.deleteExpiredWebAuthnChallenges(now),
   };
+  if (options.oidc) {
+    result.oidc_models = await store.deleteExpiredOidcModels(now);
+    result.oidc_keys = await deleteExpiredSigningKeys(store, now, SIGNING_KEY_RETENTION_MS);
+  }
+  return result;
 }

@@ -50,7 +50,12 @@ export function corsZoneOrigins(config: Config): {
 
 /** Where a `return_to` may point: the configured list, or the CORS origins plus our own. */
 export function returnToAllowList(request: FastifyRequest, config: Config): string[] {
-  return config.returnToAllowed ?? [...config.sessionCorsOrigins, ...ownOrigins(request, config)];
+  const listed = config.returnToAllowed ?? [
+    ...config.sessionCorsOrigins,
+    ...ownOrigins(request, config),
+  ];
+  // The OpenID Connect login interaction returns to the provider's interaction pages.
+  return config.oidcIssuer === null ? listed : [...listed, `${config.oidcIssuer}/interaction`];
 }
 
 /** Pages that may submit a password into a flow: the hosted page and the operator's UI. */

@@ -103,6 +103,13 @@ export async function buildServer(
   identityPasskeyRoutes(app, deps);
   assetRoutes(app);
   await app.register((browser) => browserEndpoints(browser, deps));
+  // Only with SERVICE_OIDC_ISSUER: otherwise no route and no table of its own is touched.
+  if (deps.config.oidcIssuer !== null) {
+    const { oidcEndpoints } = await import('./oidc/routes.js');
+    await oidcEndpoints(app, deps);
+  } else {
+    app.decorate('oidc', null);
+  }
   await app.ready();
   return app;
 }

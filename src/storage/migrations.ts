@@ -150,6 +150,49 @@ export const migrations: Migration[] = [
     ],
   },
   {
+    // OpenID Connect provider (docs/oidc.md, "Storage"): its models, the client registry,
+    // the signing keys. Unused while SERVICE_OIDC_ISSUER is unset.
+    id: '0005_oidc',
+    statements: [
+      `CREATE TABLE oidc_models (
+        kind TEXT NOT NULL,
+        id TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        grant_id TEXT,
+        client_id TEXT,
+        uid TEXT,
+        user_code TEXT,
+        consumed_at BIGINT,
+        expires_at BIGINT NOT NULL,
+        PRIMARY KEY (kind, id)
+      )`,
+      `CREATE INDEX oidc_models_grant_idx ON oidc_models(grant_id)`,
+      `CREATE INDEX oidc_models_client_idx ON oidc_models(client_id)`,
+      `CREATE INDEX oidc_models_uid_idx ON oidc_models(uid)`,
+      `CREATE INDEX oidc_models_user_code_idx ON oidc_models(user_code)`,
+      `CREATE INDEX oidc_models_expires_idx ON oidc_models(expires_at)`,
+      `CREATE TABLE oidc_clients (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        secret_hash TEXT,
+        token_endpoint_auth_method TEXT NOT NULL,
+        redirect_uris TEXT NOT NULL,
+        post_logout_redirect_uris TEXT NOT NULL,
+        first_party INTEGER NOT NULL,
+        created_at BIGINT NOT NULL,
+        revoked_at BIGINT
+      )`,
+      `CREATE TABLE oidc_signing_keys (
+        id TEXT PRIMARY KEY,
+        alg TEXT NOT NULL,
+        public_jwk TEXT NOT NULL,
+        sealed_private_jwk TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        activates_at BIGINT NOT NULL
+      )`,
+    ],
+  },
+  {
     // Tokens gained a checksum (docs/tokens.md). Rows record the format they were minted
     // in; the default marks every row written before, or by a process of an older version
     // during a rolling upgrade, as pre-checksum. The partial indexes hold only such rows,

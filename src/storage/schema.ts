@@ -11,6 +11,9 @@ import type {
   TotpFactorRecord,
 } from '../domain/second-factor/second-factor-store.js';
 import type { PasskeyRecord, WebAuthnChallengeRecord } from '../domain/passkeys/passkey.js';
+import type { OidcClientRecord } from '../domain/oidc/client.js';
+import type { OidcModelRecord } from '../domain/oidc/model.js';
+import type { SigningKeyRecord } from '../domain/oidc/signing-keys.js';
 
 /**
  * Tables as Kysely sees them; the rows are the domain's records. Every timestamp is
@@ -30,4 +33,7 @@ export interface Database {
   recovery_codes: RecoveryCodeRecord;
   passkeys: PasskeyRecord;
   webauthn_challenges: WebAuthnChallengeRecord;
+  oidc_models: OidcModelRecord;
+  oidc_clients: OidcClientRecord;
+  oidc_signing_keys: SigningKeyRecord;
 }

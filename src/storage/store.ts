@@ -5,6 +5,7 @@ import { flowQueries } from './queries/flows.js';
 import { identityQueries } from './queries/identities.js';
 import { linkQueries } from './queries/links.js';
 import { passkeyQueries } from './queries/passkeys.js';
+import { oidcQueries } from './queries/oidc.js';
 import { rateLimitQueries } from './queries/rate-limits.js';
 import { secondFactorQueries } from './queries/second-factor.js';
 import { serviceTokenQueries } from './queries/service-tokens.js';
@@ -46,7 +47,12 @@ export function createStore(db: Kysely<Database>, inTransaction = false): Store 
       transferQueries(db),
     ),
     Object.assign(auditQueries(db), rateLimitQueries(db), flowQueries(db), linkQueries(db)),
-    Object.assign(tokenFormatQueries(db), secondFactorQueries(db), passkeyQueries(db)),
+    Object.assign(
+      tokenFormatQueries(db),
+      secondFactorQueries(db),
+      passkeyQueries(db),
+      oidcQueries(db),
+    ),
     transactional,
   );
   return store;

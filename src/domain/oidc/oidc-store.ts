@@ -1,0 +1,39 @@
+import type { OidcClientRecord } from './client.js';
+import type { OidcModelRecord } from './model.js';
+import type { SigningKeyRecord } from './signing-keys.js';
+
+/**
+ * What the OpenID Connect provider persists: its models (sessions, grants, codes, tokens,
+ * interactions...), the client registry and the signing keys. Every instance reads the
+ * same rows, so a code issued by one is redeemed at another.
+ */
+export interface OidcStore {
+  /** Inserts or replaces the model `kind`/`id` (the provider's `upsert`). */
+  upsertOidcModel(record: OidcModelRecord): Promise<void>;
+  /** The model, unless it expired before `now`. */
+  findOidcModel(kind: string, id: string, now: number): Promise<OidcModelRecord | undefined>;
+  findOidcModelByUid(kind: string, uid: string, now: number): Promise<OidcModelRecord | undefined>;
+  findOidcModelByUserCode(
+    kind: string,
+    userCode: string,
+    now: number,
+  ): Promise<OidcModelRecord | undefined>;
+  /** Marks a single-use model (an authorization code, a rotated refresh token) used at `at`. */
+  consumeOidcModel(kind: string, id: string, at: number): Promise<void>;
+  destroyOidcModel(kind: string, id: string): Promise<void>;
+  /** Deletes every model of one grant (the provider's `revokeByGrantId`); the count removed. */
+  deleteOidcModelsByGrant(grantId: string): Promise<number>;
+  /** Deletes every model issued to one client (revoking a client ends its tokens). */
+  deleteOidcModelsByClient(clientId: string): Promise<number>;
+  deleteExpiredOidcModels(now: number): Promise<number>;
+
+  insertOidcClient(record: OidcClientRecord): Promise<void>;
+  findOidcClient(id: string): Promise<OidcClientRecord | undefined>;
+  listOidcClients(): Promise<OidcClientRecord[]>;
+  revokeOidcClient(id: string, at: number): Promise<void>;
+
+  insertSigningKey(record: SigningKeyRecord): Promise<void>;
+  /** Every key, oldest activation first. */
+  listSigningKeys(): Promise<SigningKeyRecord[]>;
+  deleteSigningKeys(ids: readonly string[]): Promise<number>;
+}

@@ -1,0 +1,106 @@
+import type { Adapter, AdapterConstructor, AdapterPayload } from 'oidc-provider';
+import type { OidcClientRecord } from '../../domain/oidc/client.js';
+import type { OidcModelRecord } from '../../domain/oidc/model.js';
+import type { Store } from '../../domain/store.js';
+import type { Clock } from '../../lib/clock.js';
+
+/** The extra client property that marks the operator's own applications (no consent page). */
+export const FIRST_PARTY = 'tessera_first_party';
+
+/**
+ * The models `revokeByGrantId` ends (as oidc-provider's reference adapters): the tokens and
+ * codes of a grant. Others carry a `grantId` too (an interaction, for one), but revoking a
+ * grant must not delete, say, the interaction of a sign-in still under way.
+ */
+const GRANTABLE = new Set([
+  'AccessToken',
+  'AuthorizationCode',
+  'RefreshToken',
+  'DeviceCode',
+  'BackchannelAuthenticationRequest',
+]);
+
+/** Models without an `expiresIn` (none today) are kept as long as a grant can live. */
+const FALLBACK_TTL_SECONDS = 14 * 24 * 60 * 60;
+
+/**
+ * The client registry as the provider sees it. The stored value of `client_secret` is the
+ * secret's SHA-256: the provider never compares it itself (Client#compareClientSecret is
+ * replaced, provider.ts), and no HMAC algorithm that would key on it is enabled.
+ */
+export function clientMetadata(record: OidcClientRecord): AdapterPayload {
+  return {
+    client_id: record.id,
+    client_name: record.name,
+    ...(record.secret_hash === null ? {} : { client_secret: record.secret_hash }),
+    token_endpoint_auth_method: record.token_endpoint_auth_method,
+    redirect_uris: JSON.parse(record.redirect_uris) as string[],
+    post_logout_redirect_uris: JSON.parse(record.post_logout_redirect_uris) as string[],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    [FIRST_PARTY]: record.first_party === 1,
+  };
+}
+
+/**
+ * oidc-provider's storage adapter (one instance per model name) on Tessera's store, so every
+ * instance over one database sees the same codes, tokens, sessions and grants. Rows expire
+ * by the injected clock; the provider also checks each payload's own `exp`.
+ */
+export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
+  return class StoreAdapter implements Adapter {
+    constructor(private readonly kind: string) {}
+
+    async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+      if (this.kind === 'Client') throw new Error('clients are registered with the CLI');
+      const record: OidcModelRecord = {
+        kind: this.kind,
+        id,
+        payload: JSON.stringify(payload),
+        grant_id: GRANTABLE.has(this.kind) ? (payload.grantId ?? null) : null,
+        client_id: payload.clientId ?? null,
+        uid: payload.uid ?? null,
+        user_code: payload.userCode ?? null,
+        consumed_at: null,
+        expires_at: clock.now() + (expiresIn ?? FALLBACK_TTL_SECONDS) * 1000,
+      };
+      await store.upsertOidcModel(record);
+    }
+
+    async find(id: string): Promise<AdapterPayload | undefined> {
+      if (this.kind === 'Client') {
+        const client = await store.findOidcClient(id);
+        return client && client.revoked_at === null ? clientMetadata(client) : undefined;
+      }
+      return payloadOf(await store.findOidcModel(this.kind, id, clock.now()));
+    }
+
+    async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+      return payloadOf(await store.findOidcModelByUid(this.kind, uid, clock.now()));
+    }
+
+    async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+      return payloadOf(await store.findOidcModelByUserCode(this.kind, userCode, clock.now()));
+    }
+
+    async consume(id: string): Promise<void> {
+      await store.consumeOidcModel(this.kind, id, clock.now());
+    }
+
+    async destroy(id: string): Promise<void> {
+      await store.destroyOidcModel(this.kind, id);
+    }
+
+    async revokeByGrantId(grantId: string): Promise<void> {
+      await store.deleteOidcModelsByGrant(grantId);
+    }
+  };
+}
+
+function payloadOf(record: OidcModelRecord | undefined): AdapterPayload | undefined {
+  if (!record) return undefined;
+  const payload = JSON.parse(record.payload) as AdapterPayload;
+  // The provider only asks whether (and since when, in seconds) a code or token was used.
+  if (record.consumed_at !== null) payload.consumed = Math.floor(record.consumed_at / 1000);
+  return payload;
+}

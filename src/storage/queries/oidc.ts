@@ -1,0 +1,110 @@
+import type { Kysely } from 'kysely';
+import type { OidcStore } from '../../domain/oidc/oidc-store.js';
+import type { Database } from '../schema.js';
+
+export function oidcQueries(db: Kysely<Database>): OidcStore {
+  const live = (kind: string, now: number) =>
+    db.selectFrom('oidc_models').selectAll().where('kind', '=', kind).where('expires_at', '>', now);
+  return {
+    async upsertOidcModel(record) {
+      const changes = {
+        payload: record.payload,
+        grant_id: record.grant_id,
+        client_id: record.client_id,
+        uid: record.uid,
+        user_code: record.user_code,
+        consumed_at: record.consumed_at,
+        expires_at: record.expires_at,
+      };
+      await db
+        .insertInto('oidc_models')
+        .values(record)
+        .onConflict((conflict) => conflict.columns(['kind', 'id']).doUpdateSet(changes))
+        .execute();
+    },
+    findOidcModel(kind, id, now) {
+      return live(kind, now).where('id', '=', id).executeTakeFirst();
+    },
+    findOidcModelByUid(kind, uid, now) {
+      return live(kind, now).where('uid', '=', uid).executeTakeFirst();
+    },
+    findOidcModelByUserCode(kind, userCode, now) {
+      return live(kind, now).where('user_code', '=', userCode).executeTakeFirst();
+    },
+    async consumeOidcModel(kind, id, at) {
+      await db
+        .updateTable('oidc_models')
+        .set({ consumed_at: at })
+        .where('kind', '=', kind)
+        .where('id', '=', id)
+        .where('consumed_at', 'is', null)
+        .execute();
+    },
+    async destroyOidcModel(kind, id) {
+      await db.deleteFrom('oidc_models').where('kind', '=', kind).where('id', '=', id).execute();
+    },
+    async deleteOidcModelsByGrant(grantId) {
+      const result = await db
+        .deleteFrom('oidc_models')
+        .where('grant_id', '=', grantId)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+    async deleteOidcModelsByClient(clientId) {
+      const result = await db
+        .deleteFrom('oidc_models')
+        .where('client_id', '=', clientId)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+    async deleteExpiredOidcModels(now) {
+      const result = await db
+        .deleteFrom('oidc_models')
+        .where('expires_at', '<=', now)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
+    async insertOidcClient(record) {
+      await db.insertInto('oidc_clients').values(record).execute();
+    },
+    findOidcClient(id) {
+      return db.selectFrom('oidc_clients').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+    listOidcClients() {
+      return db
+        .selectFrom('oidc_clients')
+        .selectAll()
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+    },
+    async revokeOidcClient(id, at) {
+      await db
+        .updateTable('oidc_clients')
+        .set({ revoked_at: at })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .execute();
+    },
+
+    async insertSigningKey(record) {
+      await db.insertInto('oidc_signing_keys').values(record).execute();
+    },
+    listSigningKeys() {
+      return db
+        .selectFrom('oidc_signing_keys')
+        .selectAll()
+        .orderBy('activates_at')
+        .orderBy('created_at')
+        .execute();
+    },
+    async deleteSigningKeys(ids) {
+      const result = await db
+        .deleteFrom('oidc_signing_keys')
+        .where('id', 'in', [...ids])
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}

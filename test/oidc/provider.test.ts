@@ -1,0 +1,271 @@
+import * as rp from 'openid-client';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { generateSigningKey } from '../../src/adapters/oidc-signing-key.js';
+import { setIdentityState } from '../../src/domain/identities/identity-service.js';
+import { revokeOidcClient } from '../../src/domain/oidc/client-service.js';
+import { SIGNING_KEY_RETENTION_MS } from '../../src/domain/oidc/lifetimes.js';
+import {
+  KEY_ACTIVATION_DELAY_MS,
+  KEY_REFRESH_MS,
+  listSigningKeys,
+  rotateSigningKey,
+} from '../../src/domain/oidc/signing-keys.js';
+import { sweep } from '../../src/domain/sweep.js';
+import { hashToken } from '../../src/lib/tokens.js';
+import { describeEachDatabase } from '../helpers/databases.js';
+import { addClient, addUser, PASSWORD, startOidcApp, type OidcApp } from './helpers.js';
+import { authorizeSignedIn, CookieJar } from './http-flow.js';
+import { jwtHeader, redeem, relyingParty } from './relying-party.js';
+
+const ACTOR = { service_name: 'oidc-tests', service_id: null };
+
+/** The OAuth error code of an openid-client failure, from its body or its challenge. */
+async function oauthError(promise: Promise<unknown>): Promise<string> {
+  const error = (await promise.then(
+    () => {
+      throw new Error('expected the call to fail');
+    },
+    (caught: unknown) => caught,
+  )) as { error?: string; cause?: Array<{ parameters?: { error?: string } }> };
+  return error.error ?? error.cause?.[0]?.parameters?.error ?? String(error);
+}
+const CALLBACK = 'https://app.example/callback';
+
+/** The provider's rules over HTTP, with openid-client as the relying party, on both databases. */
+describeEachDatabase('OIDC provider', (kind) => {
+  let t: OidcApp;
+  let session: string;
+  let identityId: string;
+
+  beforeAll(async () => {
+    t = await startOidcApp(kind);
+    identityId = (await addUser(t)).id;
+    const direct = await t.token('direct_auth');
+    const signedIn = await t.call('POST', '/v1/authenticate/password', direct, {
+      username: 'alice',
+      password: PASSWORD,
+    });
+    session = (signedIn.json() as { token: string }).token;
+  });
+  afterAll(() => t?.close());
+
+  async function firstPartyClient(name = 'Grafana') {
+    const created = await addClient(t, { name, redirectUris: [CALLBACK], firstParty: true });
+    const config = await relyingParty(t.issuer, created.client.client_id, created.client_secret);
+    return { ...created, config };
+  }
+
+  async function signInWith(config: rp.Configuration, scope?: string) {
+    const { auth, landedOn } = await authorizeSignedIn(config, CALLBACK, session, scope);
+    return redeem(config, auth, landedOn);
+  }
+
+  it('keeps only the digest of a client secret, and refuses a wrong one', async () => {
+    const { client, client_secret: secret } = await firstPartyClient();
+    expect(secret).toMatch(/^tess_ocs_[A-Za-z0-9_-]{43}$/);
+    const stored = await t.deps.store.findOidcClient(client.client_id);
+    expect(stored?.secret_hash).toBe(hashToken(secret!));
+    expect(JSON.stringify(stored)).not.toContain(secret!);
+
+    const wrong = await relyingParty(t.issuer, client.client_id, `${secret}x`);
+    const { auth, landedOn } = await authorizeSignedIn(wrong, CALLBACK, session);
+    expect(await oauthError(redeem(wrong, auth, landedOn))).toBe('invalid_client');
+    // The same browser step with the right secret works.
+    const right = await relyingParty(t.issuer, client.client_id, secret);
+    const again = await authorizeSignedIn(right, CALLBACK, session);
+    expect((await redeem(right, again.auth, again.landedOn)).claims()?.sub).toBe(identityId);
+  });
+
+  it('requires S256 PKCE of public clients, and a code is redeemed once', async () => {
+    const { client } = await addClient(t, {
+      redirectUris: [CALLBACK],
+      public: true,
+      firstParty: true,
+    });
+    const config = await relyingParty(t.issuer, client.client_id, null);
+    const withoutPkce = new URL(`${t.issuer}/auth`);
+    withoutPkce.search = new URLSearchParams({
+      client_id: client.client_id,
+      redirect_uri: CALLBACK,
+      response_type: 'code',
+      scope: 'openid',
+    }).toString();
+    const refused = await fetch(withoutPkce, { redirect: 'manual' });
+    const location = new URL(refused.headers.get('location')!);
+    expect(location.origin + location.pathname).toBe(CALLBACK);
+    expect(location.searchParams.get('error')).toBe('invalid_request');
+    expect(location.searchParams.get('error_description')).toMatch(/PKCE/);
+
+    const plain = new URL(withoutPkce);
+    plain.searchParams.set('code_challenge', 'a'.repeat(43));
+    plain.searchParams.set('code_challenge_method', 'plain');
+    const plainRefused = await fetch(plain, { redirect: 'manual' });
+    expect(new URL(plainRefused.headers.get('location')!).searchParams.get('error')).toBe(
+      'invalid_request',
+    );
+
+    const { auth, landedOn } = await authorizeSignedIn(config, CALLBACK, session);
+    expect((await redeem(config, auth, landedOn)).claims()?.sub).toBe(identityId);
+    await expect(redeem(config, auth, landedOn)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('audits token calls, and a revoked client loses its tokens at once', async () => {
+    const { client, config } = await firstPartyClient('Wiki');
+    const tokens = await signInWith(config);
+    await t.deps.audit.flush();
+    const rows = await t.deps.store.listAuditRecords(50, { actions: ['oidc_token', 'oidc_login'] });
+    const forClient = rows.filter((row) => row.details.includes(client.client_id));
+    expect(forClient.map((row) => row.action).sort()).toEqual(['oidc_login', 'oidc_token']);
+    expect(forClient.find((row) => row.action === 'oidc_token')).toMatchObject({
+      outcome: 'ok',
+      target_identity: identityId,
+    });
+
+    const revoked = await revokeOidcClient(t.deps, ACTOR, client.client_id);
+    expect(revoked.tokens_removed).toBeGreaterThan(0);
+    expect(await oauthError(rp.refreshTokenGrant(config, tokens.refresh_token!))).toBe(
+      'invalid_client',
+    );
+    await expect(rp.fetchUserInfo(config, tokens.access_token, identityId)).rejects.toMatchObject({
+      status: 401,
+    });
+    const [row] = await t.deps.store.listAuditRecords(1, { actions: ['oidc_client_revoke'] });
+    expect(JSON.parse(row!.details)).toMatchObject({ client_id: client.client_id });
+  });
+
+  it("follows the browser's Tessera session: another user, or none, is not the old one", async () => {
+    const { config } = await firstPartyClient('Shared browser');
+    const carol = await addUser(t, 'carol');
+    const direct = await t.token('direct_auth');
+    const carolSession = (
+      (
+        await t.call('POST', '/v1/authenticate/password', direct, {
+          username: 'carol',
+          password: PASSWORD,
+        })
+      ).json() as { token: string }
+    ).token;
+    const jar = new CookieJar();
+    const first = await authorizeSignedIn(config, CALLBACK, session, undefined, jar);
+    expect((await redeem(config, first.auth, first.landedOn)).claims()?.sub).toBe(identityId);
+    // The provider's own session cookie stays; the Tessera one now belongs to carol.
+    expect(jar.names()).toContain('tessera_oidc_session');
+    const switched = await authorizeSignedIn(config, CALLBACK, carolSession, undefined, jar);
+    expect((await redeem(config, switched.auth, switched.landedOn)).claims()?.sub).toBe(carol.id);
+    // The provider ended its own session for the switch, never carol's Tessera session.
+    const whoami = await t.inject({
+      method: 'GET',
+      url: '/v1/whoami',
+      cookies: { service_session: carolSession },
+    });
+    expect(whoami.json()).toMatchObject({ identity: { username: 'carol' } });
+    // Signed out of Tessera: the provider session alone signs nobody in.
+    await expect(authorizeSignedIn(config, CALLBACK, null, undefined, jar)).rejects.toThrow(
+      /stopped at .*\/v1\/login/,
+    );
+  });
+
+  it('stops answering for a disabled identity', async () => {
+    const bob = await addUser(t, 'bob');
+    const direct = await t.token('direct_auth');
+    const signedIn = await t.call('POST', '/v1/authenticate/password', direct, {
+      username: 'bob',
+      password: PASSWORD,
+    });
+    const bobSession = (signedIn.json() as { token: string }).token;
+    const { config } = await firstPartyClient('Bob app');
+    const { auth, landedOn } = await authorizeSignedIn(config, CALLBACK, bobSession);
+    const tokens = await redeem(config, auth, landedOn);
+    await setIdentityState(t.deps, ACTOR, bob.id, 'disabled');
+    await expect(rp.fetchUserInfo(config, tokens.access_token, bob.id)).rejects.toBeTruthy();
+    await expect(rp.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+  });
+
+  it('rotates keys: published at once, signing after the delay, unpublished after retention', async () => {
+    const rotating = await firstPartyClient('Rotating');
+    const { config } = rotating;
+    const before = jwtHeader((await signInWith(config)).id_token!).kid!;
+    const jwksOf = async () =>
+      ((await (await fetch(`${t.issuer}/jwks`)).json()) as { keys: { kid: string }[] }).keys.map(
+        (key) => key.kid,
+      );
+
+    const first = await rotateSigningKey(
+      t.deps,
+      ACTOR,
+      generateSigningKey,
+      SIGNING_KEY_RETENTION_MS,
+    );
+    t.clock.advance(1000);
+    const second = await rotateSigningKey(
+      t.deps,
+      ACTOR,
+      generateSigningKey,
+      SIGNING_KEY_RETENTION_MS,
+    );
+    expect([first.state, second.state]).toEqual(['next', 'next']);
+    // Within KEY_REFRESH_MS every instance picks the new keys up by itself.
+    t.clock.advance(KEY_REFRESH_MS);
+    expect(await jwksOf()).toEqual([before, first.kid, second.kid]);
+    expect(jwtHeader((await signInWith(config)).id_token!).kid).toBe(before);
+
+    t.clock.advance(KEY_ACTIVATION_DELAY_MS);
+    await t.app.oidc!.refresh();
+    // A relying party that fetched the JWKS before the rotation refetches on an unknown kid
+    // (after a 30 s cool-down in openid-client); this one starts afresh.
+    const fresh = await relyingParty(t.issuer, rotating.client.client_id, rotating.client_secret);
+    const after = await signInWith(fresh);
+    expect(jwtHeader(after.id_token!).kid).toBe(second.kid);
+    expect(
+      (await listSigningKeys(t.deps, SIGNING_KEY_RETENTION_MS)).map((key) => key.state),
+    ).toEqual(['retired', 'retired', 'active']);
+    expect(await jwksOf()).toEqual([second.kid, before, first.kid]);
+
+    t.clock.advance(SIGNING_KEY_RETENTION_MS);
+    const swept = await sweep(t.deps.store, t.deps.clock, { oidc: true });
+    expect(swept.oidc_keys).toBe(2);
+    await t.app.oidc!.refresh();
+    expect(await jwksOf()).toEqual([second.kid]);
+    // The old tokens' replacements are still signed and verifiable.
+    const refreshed = await rp.refreshTokenGrant(fresh, after.refresh_token!);
+    expect(jwtHeader(refreshed.id_token!).kid).toBe(second.kid);
+  });
+
+  it('answers prompt=login only with a session made after the request began', async () => {
+    const { config } = await firstPartyClient('Strict');
+    const direct = await t.token('direct_auth');
+    // A session made a minute before the request, by the wall clock the provider uses.
+    const offset = Date.now() - 60_000 - t.clock.now();
+    t.clock.advance(offset);
+    try {
+      const minted = await t.call('POST', '/v1/authenticate/password', direct, {
+        username: 'alice',
+        password: PASSWORD,
+      });
+      const earlier = (minted.json() as { token: string }).token;
+      // Without prompt=login that session is enough; with it, the user signs in again.
+      const plain = await authorizeSignedIn(config, CALLBACK, earlier);
+      expect((await redeem(config, plain.auth, plain.landedOn)).claims()?.sub).toBe(identityId);
+      await expect(
+        authorizeSignedIn(config, CALLBACK, earlier, undefined, new CookieJar(), {
+          prompt: 'login',
+        }),
+      ).rejects.toThrow(/stopped at .*\/v1\/login/);
+    } finally {
+      t.clock.advance(-offset);
+    }
+  });
+
+  it("answers an unknown path under the issuer in Tessera's error model", async () => {
+    const res = await fetch(`${t.issuer}/nope`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: 'not_found' });
+    const expired = await fetch(`${t.issuer}/interaction/unknown`, {
+      headers: { accept: 'text/html' },
+    });
+    expect(expired.status).toBe(404);
+    expect(await expired.text()).toContain('expired or was already completed');
+  });
+});

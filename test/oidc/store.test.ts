@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { OidcModelRecord } from '../../src/domain/oidc/model.js';
+import type { StoreHandle } from '../../src/storage/store.js';
+import { createMigratedStore, describeEachDatabase } from '../helpers/databases.js';
+import { T0 } from '../helpers/records.js';
+
+let counter = 0;
+function model(overrides: Partial<OidcModelRecord> = {}): OidcModelRecord {
+  counter += 1;
+  return {
+    kind: 'AuthorizationCode',
+    id: `code-${counter}`,
+    payload: JSON.stringify({ n: counter }),
+    grant_id: null,
+    client_id: null,
+    uid: null,
+    user_code: null,
+    consumed_at: null,
+    expires_at: T0 + 60_000,
+    ...overrides,
+  };
+}
+
+/** The OIDC tables, one contract on both adapters (migration 0005_oidc). */
+describeEachDatabase('oidc store contract', (kind) => {
+  let store: StoreHandle;
+  beforeAll(async () => {
+    store = await createMigratedStore(kind);
+  });
+  afterAll(() => store?.close());
+
+  it('upserts, finds while live, replaces on a second upsert', async () => {
+    const row = model({ grant_id: 'g1', client_id: 'c1' });
+    await store.upsertOidcModel(row);
+    expect(await store.findOidcModel(row.kind, row.id, T0)).toEqual(row);
+    expect(await store.findOidcModel('AccessToken', row.id, T0)).toBeUndefined();
+    expect(await store.findOidcModel(row.kind, row.id, row.expires_at)).toBeUndefined();
+    const replaced = { ...row, payload: '{"n":0}', expires_at: T0 + 120_000 };
+    await store.upsertOidcModel(replaced);
+    expect(await store.findOidcModel(row.kind, row.id, T0 + 90_000)).toEqual(replaced);
+  });
+
+  it('finds by uid and by user code, within a kind', async () => {
+    const session = model({ kind: 'Session', uid: 'uid-1' });
+    const device = model({ kind: 'DeviceCode', user_code: 'ABCD-EFGH' });
+    await store.upsertOidcModel(session);
+    await store.upsertOidcModel(device);
+    expect(await store.findOidcModelByUid('Session', 'uid-1', T0)).toEqual(session);
+    expect(await store.findOidcModelByUid('Grant', 'uid-1', T0)).toBeUndefined();
+    expect(await store.findOidcModelByUserCode('DeviceCode', 'ABCD-EFGH', T0)).toEqual(device);
+    expect(await store.findOidcModelByUserCode('DeviceCode', 'nope', T0)).toBeUndefined();
+  });
+
+  it('consumes once: the first time is kept', async () => {
+    const row = model();
+    await store.upsertOidcModel(row);
+    await store.consumeOidcModel(row.kind, row.id, T0 + 1);
+    await store.consumeOidcModel(row.kind, row.id, T0 + 2);
+    expect((await store.findOidcModel(row.kind, row.id, T0))?.consumed_at).toBe(T0 + 1);
+  });
+
+  it('destroys one, revokes a grant, a client, and sweeps the expired', async () => {
+    const one = model();
+    const grantA = [model({ grant_id: 'ga' }), model({ kind: 'RefreshToken', grant_id: 'ga' })];
+    const clientB = [model({ client_id: 'cb' }), model({ kind: 'AccessToken', client_id: 'cb' })];
+    const old = model({ expires_at: T0 - 1 });
+    for (const row of [one, ...grantA, ...clientB, old]) await store.upsertOidcModel(row);
+    await store.destroyOidcModel(one.kind, one.id);
+    expect(await store.findOidcModel(one.kind, one.id, T0)).toBeUndefined();
+    expect(await store.deleteOidcModelsByGrant('ga')).toBe(2);
+    expect(await store.deleteOidcModelsByGrant('ga')).toBe(0);
+    expect(await store.deleteOidcModelsByClient('cb')).toBe(2);
+    expect(await store.deleteExpiredOidcModels(T0)).toBeGreaterThanOrEqual(1);
+    expect(await store.findOidcModel(old.kind, old.id, T0 - 10)).toBeUndefined();
+  });
+
+  it('keeps clients and signing keys', async () => {
+    const client = {
+      id: `client-${kind}`,
+      name: 'Grafana',
+      secret_hash: 'digest',
+      token_endpoint_auth_method: 'client_secret_basic' as const,
+      redirect_uris: '["https://grafana.example/login/generic_oauth"]',
+      post_logout_redirect_uris: '[]',
+      first_party: 1,
+      created_at: T0,
+      revoked_at: null,
+    };
+    await store.insertOidcClient(client);
+    expect(await store.findOidcClient(client.id)).toEqual(client);
+    expect(await store.listOidcClients()).toEqual([client]);
+    await store.revokeOidcClient(client.id, T0 + 5);
+    await store.revokeOidcClient(client.id, T0 + 9);
+    expect((await store.findOidcClient(client.id))?.revoked_at).toBe(T0 + 5);
+
+    const key = (id: string, activates_at: number) => ({
+      id,
+      alg: 'RS256',
+      public_jwk: '{}',
+      sealed_private_jwk: 'sealed',
+      created_at: T0,
+      activates_at,
+    });
+    await store.insertSigningKey(key('k2', T0 + 10));
+    await store.insertSigningKey(key('k1', T0));
+    expect((await store.listSigningKeys()).map((row) => row.id)).toEqual(['k1', 'k2']);
+    expect(await store.deleteSigningKeys(['k1'])).toBe(1);
+    expect((await store.listSigningKeys()).map((row) => row.id)).toEqual(['k2']);
+  });
+});
