@@ -7,7 +7,10 @@ import { TOKEN_PREFIX, checkToken, isAcceptableToken } from './tokens.js';
 import { createTransport, type TransportOptions } from './transport.js';
 import type {
   CompletedFlow,
+  FlowPasskeySubmission,
   FlowPasswordSubmission,
+  FlowRecoveryCodeSubmission,
+  FlowTotpSubmission,
   FlowWithErrors,
   Identity,
   Link,
@@ -16,14 +19,19 @@ import type {
   LinkSignIn,
   LinkSignInResult,
   MintedSession,
+  Passkey,
   PasswordCredentials,
+  PasswordSetting,
   ProfileUpdate,
   Readiness,
   Registration,
   RevokedSessions,
   Session,
+  SessionListItem,
   SessionRevocation,
   StartedFlow,
+  TwoFactorStatus,
+  WebAuthnOptions,
 } from './types.js';
 
 export interface TesseraClientOptions extends TransportOptions {
@@ -86,6 +94,39 @@ export interface TesseraClient {
     submission: FlowPasswordSubmission,
     options?: CallOptions,
   ): Promise<CompletedFlow>;
+  /** A passkey challenge for the flow (WebAuthn request options for the browser). */
+  challengeFlowPasskey(
+    flowId: string,
+    csrfToken: string,
+    options?: CallOptions,
+  ): Promise<WebAuthnOptions>;
+  submitFlowPasskey(
+    flowId: string,
+    submission: FlowPasskeySubmission,
+    options?: CallOptions,
+  ): Promise<CompletedFlow>;
+  /** The second step of a flow in `second_factor_required`. */
+  submitFlowTotp(
+    flowId: string,
+    submission: FlowTotpSubmission,
+    options?: CallOptions,
+  ): Promise<CompletedFlow>;
+  submitFlowRecoveryCode(
+    flowId: string,
+    submission: FlowRecoveryCodeSubmission,
+    options?: CallOptions,
+  ): Promise<CompletedFlow>;
+  /** The identity's live sessions with their device, newest first (`introspect`). */
+  listIdentitySessions(id: string, options?: CallOptions): Promise<SessionListItem[]>;
+  /** Sets a password; other sessions end unless `revoke_sessions: false` (`direct_auth`). */
+  setIdentityPassword(id: string, setting: PasswordSetting, options?: CallOptions): Promise<void>;
+  getIdentitySecondFactor(id: string, options?: CallOptions): Promise<TwoFactorStatus>;
+  /** Removes the authenticator and recovery codes (`direct_auth`). */
+  resetIdentitySecondFactor(id: string, options?: CallOptions): Promise<void>;
+  listIdentityPasskeys(id: string, options?: CallOptions): Promise<Passkey[]>;
+  /** Removes every passkey of the identity (`direct_auth`). */
+  resetIdentityPasskeys(id: string, options?: CallOptions): Promise<{ removed: number }>;
+  deleteIdentityPasskey(id: string, passkeyId: string, options?: CallOptions): Promise<void>;
   /** The URL of the hosted login page, landing on `returnTo` once signed in. */
   loginPageUrl(returnTo?: string): string;
   healthz(options?: CallOptions): Promise<void>;
@@ -268,6 +309,107 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
           params: { path: { id: flowId }, header: proxyHeader(o) },
           body: submission,
           headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    challengeFlowPasskey: async (flowId, csrfToken, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/flows/{id}/passkey/options', {
+          params: { path: { id: flowId } },
+          body: { csrf_token: csrfToken },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    submitFlowPasskey: async (flowId, submission, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/flows/{id}/passkey', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    submitFlowTotp: async (flowId, submission, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/flows/{id}/totp', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    submitFlowRecoveryCode: async (flowId, submission, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/flows/{id}/recovery_code', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    listIdentitySessions: (id, o) =>
+      unwrap(
+        raw.GET('/v1/identities/{id}/sessions', { params: { path: { id } }, signal: o?.signal }),
+        o?.signal,
+      ),
+    setIdentityPassword: async (id, setting, o) => {
+      await unwrap(
+        raw.PUT('/v1/identities/{id}/password', {
+          params: { path: { id } },
+          body: setting,
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    getIdentitySecondFactor: (id, o) =>
+      unwrap(
+        raw.GET('/v1/identities/{id}/second-factor', {
+          params: { path: { id } },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    resetIdentitySecondFactor: async (id, o) => {
+      await unwrap(
+        raw.DELETE('/v1/identities/{id}/second-factor', {
+          params: { path: { id } },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    listIdentityPasskeys: (id, o) =>
+      unwrap(
+        raw.GET('/v1/identities/{id}/passkeys', { params: { path: { id } }, signal: o?.signal }),
+        o?.signal,
+      ),
+    resetIdentityPasskeys: (id, o) =>
+      unwrap(
+        raw.DELETE('/v1/identities/{id}/passkeys', {
+          params: { path: { id } },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    deleteIdentityPasskey: async (id, passkeyId, o) => {
+      await unwrap(
+        raw.DELETE('/v1/identities/{id}/passkeys/{passkey_id}', {
+          params: { path: { id, passkey_id: passkeyId } },
           signal: o?.signal,
         }),
         o?.signal,

@@ -27,3 +27,11 @@ export type ErrorBody = Schemas['Error'];
 export type ErrorCode = ErrorBody['error'];
 
 export type { components, paths, operations } from './generated/openapi.js';
+export type SessionListItem = Schemas['SessionListItem'];
+export type PasswordSetting = Schemas['PasswordSetting'];
+export type TwoFactorStatus = Schemas['TwoFactorStatus'];
+export type Passkey = Schemas['Passkey'];
+export type WebAuthnOptions = Schemas['WebAuthnOptions'];
+export type FlowPasskeySubmission = Schemas['FlowPasskeySubmission'];
+export type FlowTotpSubmission = Schemas['FlowTotpSubmission'];
+export type FlowRecoveryCodeSubmission = Schemas['FlowRecoveryCodeSubmission'];

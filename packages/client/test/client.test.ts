@@ -78,6 +78,29 @@ describe('the client against a real Tessera process', () => {
     expect((await failure(client.whoami(signedIn.token))).code).toBe('invalid_token');
   });
 
+  it('reads and resets credentials: sessions, password, passkeys, second factor', async () => {
+    const carol = await client.register({ username: 'credentials-carol', password: PASSWORD });
+    const first = await client.authenticatePassword({ username: 'credentials-carol', password: PASSWORD });
+    const listed = await client.listIdentitySessions(carol.id);
+    expect(listed.map(({ id }) => id)).toEqual([first.session.id]);
+
+    await client.setIdentityPassword(carol.id, { password: 'violet kettle drums sideways 42' });
+    expect((await failure(client.verifySession(first.token))).code).toBe('invalid_token');
+    expect(await client.listIdentitySessions(carol.id)).toEqual([]);
+    const again = await client.authenticatePassword({
+      username: 'credentials-carol',
+      password: 'violet kettle drums sideways 42',
+    });
+    expect(again.session.aal).toBe('aal1');
+
+    expect(await client.listIdentityPasskeys(carol.id)).toEqual([]);
+    expect(await client.resetIdentityPasskeys(carol.id)).toEqual({ removed: 0 });
+    expect(await client.getIdentitySecondFactor(carol.id)).toMatchObject({ enabled: false });
+    await client.resetIdentitySecondFactor(carol.id);
+    const missing = await failure(client.deleteIdentityPasskey(carol.id, carol.id));
+    expect(missing.code).toBe('not_found');
+  });
+
   it('walks a login flow and logs out', async () => {
     await client.register({ username: 'carol', password: PASSWORD });
     const flow = await client.startLogin({ returnTo: 'http://app.example/home' });

@@ -152,6 +152,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/identities/{id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an identity's live sessions
+         * @description Sessions neither revoked nor expired, newest first, with the device each was started from and its last use. Requires the `introspect` grant.
+         */
+        get: operations["listIdentitySessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/identities/{id}/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set an identity's password
+         * @description A credential change, so it needs direct_auth (a service that can already sign users in by password): whoever may set a password can take the account over. Ends the identity's live sessions unless revoke_sessions is false. Audited as identity_set_password. Requires the `direct_auth` grant.
+         */
+        put: operations["setIdentityPassword"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/verify": {
         parameters: {
             query?: never;
@@ -243,7 +283,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in with username and password
-         * @description Per-username rate limit; per-address too when a browser_proxy caller states x-service-client-ip. Requires the `direct_auth` grant.
+         * @description Per-username rate limit; per-address too when a browser_proxy caller states x-service-client-ip. An identity with a second factor also needs totp_code or recovery_code: without one the answer is 403 forbidden with a message and no session; a wrong one is 401 invalid_credentials; the session is then aal2. Requires the `direct_auth` grant.
          */
         post: operations["authenticatePassword"];
         delete?: never;
@@ -300,6 +340,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/identities/{id}/second-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An identity's second factor: enrolled, since when, recovery codes left
+         * @description Requires the `identity_read` grant.
+         */
+        get: operations["getIdentitySecondFactor"];
+        put?: never;
+        post?: never;
+        /**
+         * Reset an identity's second factor (a lost phone)
+         * @description Removes the authenticator and every recovery code; the identity then signs in with its first factor alone until it enrols again. 204 also when there was none. Sessions are kept (revoke them with POST /v1/identities/{id}/revoke-sessions). Requires the `direct_auth` grant.
+         */
+        delete: operations["resetIdentitySecondFactor"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/identities/{id}/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an identity's passkeys
+         * @description Requires the `identity_read` grant.
+         */
+        get: operations["listIdentityPasskeys"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove all of an identity's passkeys
+         * @description For a lost device. Audited (passkeys_reset) with the number removed. Requires the `direct_auth` grant.
+         */
+        delete: operations["resetIdentityPasskeys"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/identities/{id}/passkeys/{passkey_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove one of an identity's passkeys
+         * @description Audited (passkey_delete). Requires the `direct_auth` grant.
+         */
+        delete: operations["deleteIdentityPasskey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/login": {
         parameters: {
             query?: never;
@@ -340,6 +448,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/flows/{id}/passkey/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Passkey options (a challenge) for a login flow
+         * @description Issues a WebAuthn challenge bound to the flow (single use, expires with the flow; a new request replaces the previous one) and answers the PublicKeyCredentialRequestOptions JSON: empty allowCredentials, user verification required.
+         */
+        post: operations["challengeFlowPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/flows/{id}/password": {
         parameters: {
             query?: never;
@@ -354,6 +482,166 @@ export interface paths {
          * @description JSON or an HTML form post (application/x-www-form-urlencoded): a form post answers 303 to return_to, or a page. Sets the service_session cookie on success.
          */
         post: operations["submitFlowPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/flows/{id}/passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in to a login flow with a passkey
+         * @description JSON: the assertion for the challenge of POST /v1/flows/{id}/passkey/options. Usernameless: the credential names the identity. Sets the service_session cookie on success. docs/passkeys.md.
+         */
+        post: operations["submitFlowPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/flows/{id}/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit an authenticator app's code to a flow waiting for a second factor
+         * @description Only for a flow in state second_factor_required. JSON or an HTML form post, like the password step; completes the flow with an aal2 session and sets the service_session cookie. A code whose time step was already used is refused.
+         */
+        post: operations["submitFlowTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/flows/{id}/recovery_code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit a recovery code to a flow waiting for a second factor
+         * @description Only for a flow in state second_factor_required, when the authenticator app is not at hand. Each recovery code completes one sign-in (aal2) and is then spent.
+         */
+        post: operations["submitFlowRecoveryCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/two-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in user’s two-step verification (page or JSON)
+         * @description A browser asking for HTML gets the hosted page; any other client the status as JSON, with the CSRF token its changes need.
+         */
+        get: operations["getAccountTwoFactor"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/two-factor/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start setting up an authenticator app
+         * @description Makes a new TOTP key (sealed at rest), pending until confirmed with a code; an enrolment already on must be turned off first (422). Needs the account CSRF token (X-CSRF-Token header or csrf_token field), an allowed Origin and a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES. A form post gets the hosted page.
+         */
+        post: operations["startTotpEnrolment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/two-factor/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm the authenticator app with a code
+         * @description Turns two-step verification on and answers the ten recovery codes, shown only here. A wrong code is 422; every attempt counts to SERVICE_RATE_LIMIT_SECOND_FACTOR. Needs the account CSRF token (X-CSRF-Token header or csrf_token field), an allowed Origin and a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES. A form post gets the hosted page.
+         */
+        post: operations["confirmTotpEnrolment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/two-factor/recovery-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the recovery codes
+         * @description Ten new codes, shown only in this answer; the previous ones stop working. Needs the account CSRF token (X-CSRF-Token header or csrf_token field), an allowed Origin and a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES. A form post gets the hosted page.
+         */
+        post: operations["regenerateRecoveryCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/two-factor/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn two-step verification off
+         * @description Removes the authenticator (or a pending enrolment) and every recovery code. Answers the new status. Needs the account CSRF token (X-CSRF-Token header or csrf_token field), an allowed Origin and a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES. A form post gets the hosted page.
+         */
+        post: operations["disableTwoFactor"];
         delete?: never;
         options?: never;
         head?: never;
@@ -400,6 +688,204 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The hosted account page
+         * @description Profile, password and sessions of the signed-in user, as HTML forms that work without JavaScript. Signed out: 303 to the hosted login, returning here.
+         */
+        get: operations["accountPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user, with the CSRF token for account requests */
+        get: operations["getAccountProfile"];
+        put?: never;
+        /** Change the profile (form post, or JSON like PATCH) */
+        post: operations["postAccountProfile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change the signed-in user’s display name or avatar */
+        patch: operations["updateAccountProfile"];
+        trace?: never;
+    };
+    "/v1/account/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change (or set) the signed-in user’s password
+         * @description Needs current_password, or a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES (a link sign-in counts: password recovery). Ends the other sessions unless revoke_other_sessions is false; this one stays. Wrong current password: 401 invalid_credentials; no recent sign-in: 403 forbidden.
+         */
+        post: operations["changeAccountPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in user’s live sessions, newest first */
+        get: operations["listAccountSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of the signed-in user’s sessions
+         * @description Another user’s session id answers 404, like an unknown one.
+         */
+        delete: operations["endAccountSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/sessions/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End one session (form post; JSON like DELETE) */
+        post: operations["postEndAccountSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/sessions/revoke-others": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End every session of the signed-in user but this one */
+        post: operations["endOtherAccountSessions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in user's passkeys (or the passkeys page)
+         * @description JSON: the passkeys of the session in the cookie, oldest first, with the account CSRF token in the X-CSRF-Token response header. A browser asking for HTML gets the hosted page; without a session, a 303 to the hosted login and back.
+         */
+        get: operations["listOwnPasskeys"];
+        put?: never;
+        /**
+         * Verify and store a new passkey
+         * @description Verifies the browser's registration response against the session's challenge (which it uses up) and stores the passkey, audited (passkey_add). Needs the CSRF token and a recent sign-in.
+         */
+        post: operations["addPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/passkeys/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Passkey creation options for the signed-in user
+         * @description Issues a registration challenge bound to the session (single use; a new request replaces it; expires after SERVICE_FLOW_TTL_MINUTES or with the session) and answers the PublicKeyCredentialCreationOptions JSON: discoverable credential and user verification required, existing passkeys excluded. Needs the CSRF token and a recent sign-in.
+         */
+        post: operations["startPasskeyRegistration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/passkeys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete one of your passkeys
+         * @description Audited (passkey_delete). Needs the CSRF token (X-CSRF-Token) and a recent sign-in.
+         */
+        delete: operations["deleteOwnPasskey"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename one of your passkeys
+         * @description Audited (passkey_rename). Needs the CSRF token.
+         */
+        patch: operations["renamePasskey"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -428,7 +914,12 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             /** @enum {string} */
-            authenticated_via: "password" | "link";
+            authenticated_via: "password" | "link" | "passkey";
+            /**
+             * @description Assurance reached: aal1 one factor, aal2 a second factor too (docs/two-factor.md)
+             * @enum {string}
+             */
+            aal: "aal1" | "aal2";
         };
         /** @description A new session and its token, which no later answer repeats. */
         MintedSession: {
@@ -440,7 +931,7 @@ export interface components {
         Error: {
             /** @enum {string} */
             error: "invalid_service_token" | "missing_service_token" | "invalid_credentials" | "session_expired" | "invalid_token" | "identity_disabled" | "forbidden" | "not_found" | "username_taken" | "validation_error" | "rate_limited" | "unavailable" | "timeout" | "bad_request" | "request_timeout" | "internal_error";
-            /** @description Only on validation_error */
+            /** @description On validation_error; on forbidden when the refusal has something to explain (a second factor is needed, a recent sign-in) */
             message?: string;
             /** @description Only on rate_limited: seconds until a retry can succeed */
             retry_after?: number;
@@ -468,11 +959,15 @@ export interface components {
             flow_id: string;
             return_to: string | null;
             /** @enum {string} */
-            state: "created" | "completed" | "failed" | "expired";
+            state: "created" | "second_factor_required" | "completed" | "failed" | "expired";
             /** Format: date-time */
             issued_at: string;
             /** Format: date-time */
             expires_at: string;
+            /** @description Only in state second_factor_required: the methods that complete the flow (POST /v1/flows/{id}/<method>) */
+            second_factor?: {
+                methods: string[];
+            };
         };
         /** @description A new login flow and the CSRF token its submission needs. */
         StartedFlow: components["schemas"]["Flow"] & {
@@ -508,6 +1003,33 @@ export interface components {
              */
             error?: "invalid_service_token" | "missing_service_token" | "invalid_credentials" | "session_expired" | "invalid_token" | "identity_disabled" | "forbidden" | "not_found" | "username_taken" | "validation_error" | "rate_limited" | "unavailable" | "timeout" | "bad_request" | "request_timeout" | "internal_error";
         };
+        /** @description A passkey (WebAuthn credential) of an identity; no key material. */
+        Passkey: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            identity_id: string;
+            name: string;
+            /**
+             * @description multi_device: the credential can be synced to other devices
+             * @enum {string}
+             */
+            device_type: "single_device" | "multi_device";
+            /** @description The authenticator reports it backed up (synced) */
+            backed_up: boolean;
+            transports: string[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+        };
+        /** @description A challenge for the flow and the options around it. */
+        WebAuthnOptions: {
+            /** @description The WebAuthn options JSON to pass to the browser (PublicKeyCredential.parseRequestOptionsFromJSON, or @simplewebauthn/browser as optionsJSON) */
+            options: {
+                [key: string]: unknown;
+            };
+        };
         Registration: {
             username: string;
             password: string;
@@ -517,6 +1039,10 @@ export interface components {
         PasswordCredentials: {
             username: string;
             password: string;
+            /** @description Only for an identity with a second factor: the code of its authenticator app (docs/two-factor.md) */
+            totp_code?: string;
+            /** @description Instead of totp_code: one of its recovery codes */
+            recovery_code?: string;
         };
         /** @description The fields to change; a field left out keeps its value. */
         ProfileUpdate: {
@@ -555,9 +1081,160 @@ export interface components {
             /** @description subject: opaque, 1-255 bytes of UTF-8, matched exactly */
             subject: string;
         };
+        /** @description A live session in a list: when and how it started, its device, its last use. Never its token. */
+        SessionListItem: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            identity_id: string;
+            /** @enum {string} */
+            authenticated_via: "password" | "link" | "passkey";
+            /** Format: date-time */
+            issued_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description Last whoami or verify, to within 5 minutes; null for sessions from before it was kept
+             */
+            last_used_at: string | null;
+            /** @description The User-Agent the session was started with */
+            user_agent: string | null;
+            /** @description The end user's IP address at sign-in */
+            client_address: string | null;
+            /** @description Parsed from user_agent, e.g. "Firefox 132" */
+            browser: string | null;
+            /** @description Parsed from user_agent, e.g. "Windows 10" */
+            os: string | null;
+        };
+        /** @description One of the signed-in user's live sessions. */
+        AccountSession: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            identity_id: string;
+            /** @enum {string} */
+            authenticated_via: "password" | "link" | "passkey";
+            /** Format: date-time */
+            issued_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description Last whoami or verify, to within 5 minutes; null for sessions from before it was kept
+             */
+            last_used_at: string | null;
+            /** @description The User-Agent the session was started with */
+            user_agent: string | null;
+            /** @description The end user's IP address at sign-in */
+            client_address: string | null;
+            /** @description Parsed from user_agent, e.g. "Firefox 132" */
+            browser: string | null;
+            /** @description Parsed from user_agent, e.g. "Windows 10" */
+            os: string | null;
+            /** @description The session making this request ("this device") */
+            current: boolean;
+        };
+        /** @description The signed-in user, and what their account requests need. */
+        AccountProfile: {
+            identity: components["schemas"]["Identity"];
+            /** @description For the X-CSRF-Token header of this session’s state-changing requests */
+            csrf_token: string;
+            /**
+             * Format: uuid
+             * @description The session making the request
+             */
+            session_id: string;
+            /**
+             * Format: date-time
+             * @description Until when a password can be set without the current one; null once that has passed
+             */
+            recent_sign_in_until: string | null;
+        };
+        /** @description The fields to change; a field left out keeps its value. A form’s empty avatar_url is none. */
+        AccountProfileUpdate: {
+            display_name?: string;
+            avatar_url?: string | null;
+            /** @description Form posts; JSON clients send the X-CSRF-Token header instead */
+            csrf_token?: string;
+        };
+        AccountPasswordChange: {
+            /** @description Needed unless the sign-in is recent (recent_sign_in_until) */
+            current_password?: string;
+            /** @description The password policy applies */
+            new_password: string;
+            /** @description Forms: must equal new_password when sent */
+            new_password_confirm?: string;
+            /** @description End the other sessions. JSON: default true. Forms: a checkbox, so absent means false */
+            revoke_other_sessions?: boolean | "true";
+            /** @description Form posts; JSON clients send the X-CSRF-Token header instead */
+            csrf_token?: string;
+        };
+        PasswordSetting: {
+            /** @description The new password; the password policy applies */
+            password: string;
+            /**
+             * @description End the identity's live sessions (default true)
+             * @default true
+             */
+            revoke_sessions?: boolean;
+        };
+        /** @description An identity's second factor, without any secret. */
+        TwoFactorStatus: {
+            /** @description A confirmed authenticator: sign-ins need a code */
+            enabled: boolean;
+            /** @description An enrolment started and not confirmed */
+            pending: boolean;
+            /** @description The second factors enrolled: totp */
+            methods: string[];
+            /** Format: date-time */
+            since: string | null;
+            recovery_codes_left: number;
+        };
+        /** @description The signed-in user’s second factor and the CSRF token of its changes. */
+        AccountTwoFactor: components["schemas"]["TwoFactorStatus"] & {
+            /** @description For the X-CSRF-Token header (or csrf_token field) of the POSTs below */
+            csrf_token: string;
+        };
+        /** @description A started TOTP enrolment: confirm it with a code. */
+        TotpEnrolment: {
+            /** @description The base32 key, for entering by hand; shown once */
+            secret: string;
+            /** @description otpauth://totp/… for an authenticator app */
+            otpauth_uri: string;
+            /** @description The URI as a QR code, an SVG document drawn by Tessera */
+            qr_svg: string;
+        };
+        /** @description Fresh recovery codes. */
+        RecoveryCodes: {
+            /** @description Ten single-use codes, shown only in this answer */
+            recovery_codes: string[];
+        };
+        TotpConfirmation: {
+            code: string;
+            csrf_token?: string;
+        };
         FlowPasswordSubmission: {
             username?: string;
             password?: string;
+            /** @description From GET /v1/login; body only */
+            csrf_token?: string;
+        };
+        FlowPasskeySubmission: {
+            /** @description The browser's assertion as JSON (PublicKeyCredential.toJSON(), or @simplewebauthn/browser's startAuthentication result) for the flow's current challenge */
+            credential?: unknown;
+            /** @description From GET /v1/login; body only */
+            csrf_token?: string;
+        };
+        FlowTotpSubmission: {
+            /** @description The 6-digit code of the app */
+            code?: string;
+            /** @description From GET /v1/login; body only */
+            csrf_token?: string;
+        };
+        FlowRecoveryCodeSubmission: {
+            /** @description One of the recovery codes; each works once */
+            recovery_code?: string;
             /** @description From GET /v1/login; body only */
             csrf_token?: string;
         };
@@ -1044,6 +1721,178 @@ export interface operations {
             };
         };
     };
+    listIdentitySessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionListItem"][];
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setIdentityPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordSetting"];
+            };
+        };
+        responses: {
+            /** @description Password set */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     verifySession: {
         parameters: {
             query?: never;
@@ -1297,7 +2146,12 @@ export interface operations {
     registerAndAuthenticate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The end user's IP address, recorded on the new session when the caller holds browser_proxy (ignored otherwise). */
+                "x-service-client-ip"?: string;
+                /** @description The end user's User-Agent, recorded on the new session for the session lists (docs/account.md). */
+                "x-service-client-user-agent"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1387,6 +2241,8 @@ export interface operations {
             header?: {
                 /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
                 "x-service-client-ip"?: string;
+                /** @description The end user's User-Agent, recorded on the new session for the session lists (docs/account.md). */
+                "x-service-client-user-agent"?: string;
             };
             path?: never;
             cookie?: never;
@@ -1474,7 +2330,12 @@ export interface operations {
     authenticateLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The end user's IP address, recorded on the new session when the caller holds browser_proxy (ignored otherwise). */
+                "x-service-client-ip"?: string;
+                /** @description The end user's User-Agent, recorded on the new session for the session lists (docs/account.md). */
+                "x-service-client-user-agent"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1837,6 +2698,431 @@ export interface operations {
             };
         };
     };
+    getIdentitySecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An identity's second factor, without any secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwoFactorStatus"];
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resetIdentitySecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Reset; the identity has no second factor now */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listIdentityPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"][];
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resetIdentityPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The passkeys are gone */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Passkeys removed (0: it had none) */
+                        removed: number;
+                    };
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteIdentityPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                passkey_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     startLogin: {
         parameters: {
             query?: {
@@ -2030,6 +3316,101 @@ export interface operations {
             };
         };
     };
+    challengeFlowPasskey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description From GET /v1/login */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A challenge for the flow and the options around it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebAuthnOptions"];
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     submitFlowPassword: {
         parameters: {
             query?: never;
@@ -2049,7 +3430,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Signed in: the session (JSON), or the signed-in page for a form post without return_to */
+            /** @description Signed in: the session (JSON), or the signed-in page for a form post without return_to; for a form post to an account with a second factor, the page asking for its code (no session yet) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2090,6 +3471,833 @@ export interface operations {
             };
             /** @description Not found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    submitFlowPasskey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FlowPasskeySubmission"];
+                "application/x-www-form-urlencoded": components["schemas"]["FlowPasskeySubmission"];
+            };
+        };
+        responses: {
+            /** @description Signed in: the session (JSON), or the signed-in page for a form post without return_to; for a form post to an account with a second factor, the page asking for its code (no session yet) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompletedFlow"];
+                    "text/html": string;
+                };
+            };
+            /** @description Signed in (form post): on to return_to */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    submitFlowTotp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FlowTotpSubmission"];
+                "application/x-www-form-urlencoded": components["schemas"]["FlowTotpSubmission"];
+            };
+        };
+        responses: {
+            /** @description Signed in (aal2): the session (JSON), or the signed-in page for a form post without return_to */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompletedFlow"];
+                    "text/html": string;
+                };
+            };
+            /** @description Signed in (form post): on to return_to */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    submitFlowRecoveryCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FlowRecoveryCodeSubmission"];
+                "application/x-www-form-urlencoded": components["schemas"]["FlowRecoveryCodeSubmission"];
+            };
+        };
+        responses: {
+            /** @description Signed in (aal2): the session (JSON), or the signed-in page for a form post without return_to */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompletedFlow"];
+                    "text/html": string;
+                };
+            };
+            /** @description Signed in (form post): on to return_to */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getAccountTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status, or the hosted page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountTwoFactor"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    startTotpEnrolment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    csrf_token?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Start setting up an authenticator app */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrolment"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    confirmTotpEnrolment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TotpConfirmation"];
+                "application/x-www-form-urlencoded": components["schemas"]["TotpConfirmation"];
+            };
+        };
+        responses: {
+            /** @description Confirm the authenticator app with a code */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodes"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    regenerateRecoveryCodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    csrf_token?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Replace the recovery codes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodes"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    disableTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    csrf_token?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Turn two-step verification off */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwoFactorStatus"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2233,6 +4441,1175 @@ export interface operations {
             };
             /** @description Forbidden: `identity_disabled`, `forbidden` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    accountPage: {
+        parameters: {
+            query?: {
+                done?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not signed in: to /v1/login, with return_to back here */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getAccountProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed-in user, and what their account requests need. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountProfile"];
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAccountProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountProfileUpdate"];
+                "application/x-www-form-urlencoded": components["schemas"]["AccountProfileUpdate"];
+            };
+        };
+        responses: {
+            /** @description An identity; never carries a password hash. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Identity"];
+                };
+            };
+            /** @description Form post: back to the account page */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    updateAccountProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountProfileUpdate"];
+            };
+        };
+        responses: {
+            /** @description An identity; never carries a password hash. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Identity"];
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    changeAccountPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountPasswordChange"];
+                "application/x-www-form-urlencoded": components["schemas"]["AccountPasswordChange"];
+            };
+        };
+        responses: {
+            /** @description Password changed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Form post: back to the account page */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    listAccountSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountSession"][];
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    endAccountSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended (also when it already was) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postEndAccountSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended (also when it already was) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Form post: back to the account page */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    endOtherAccountSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sessions revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedSessions"];
+                };
+            };
+            /** @description Form post: back to the account page */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    listOwnPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The passkeys (JSON), or the page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"][];
+                    "text/html": string;
+                };
+            };
+            /** @description No session (browser): to the hosted login, returning here */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    addPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The browser's registration response as JSON (PublicKeyCredential.toJSON(), or @simplewebauthn/browser's startRegistration result) */
+                    credential: unknown;
+                    /** @description 1-64 characters; default: the date added */
+                    name?: string;
+                    /** @description The account CSRF token, if not sent as X-CSRF-Token */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A passkey (WebAuthn credential) of an identity; no key material. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"];
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startPasskeyRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The account CSRF token, if not sent as X-CSRF-Token */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A challenge for the flow and the options around it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebAuthnOptions"];
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteOwnPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    renamePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1-64 characters */
+                    name: string;
+                    /** @description The account CSRF token, if not sent as X-CSRF-Token */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A passkey (WebAuthn credential) of an identity; no key material. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"];
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
