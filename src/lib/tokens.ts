@@ -35,11 +35,9 @@ const SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 const CANONICAL_LAST = new Set('AEIMQUYcgkosw048');
 
 /** CRC-32 of each prefix, the running value the random bytes continue from. */
-const PREFIX_CRC: Record<TokenKind, number> = {
-  session: crc32(TOKEN_PREFIX.session),
-  service: crc32(TOKEN_PREFIX.service),
-  flow: crc32(TOKEN_PREFIX.flow),
-};
+const PREFIX_CRC = Object.fromEntries(
+  Object.entries(TOKEN_PREFIX).map(([kind, prefix]) => [kind, crc32(prefix)]),
+) as Record<TokenKind, number>;
 
 /** Decoding target of the checksum check: synchronous use only, so one buffer serves all. */
 const scratch = Buffer.alloc(32);
