@@ -28,22 +28,25 @@ export const TOKEN_FORMAT: TokenFormat = 'crc32';
 const RANDOM_BYTES = 28;
 const SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
-/**
- * 43 characters carry 258 bits for 256: the last character's two low bits are always zero
- * in an encoder's output, so only these 16 characters can end a token ever minted.
- */
-const CANONICAL_LAST = new Set('AEIMQUYcgkosw048');
-
 /** CRC-32 of each prefix, the running value the random bytes continue from. */
-const PREFIX_CRC: Record<TokenKind, number> = {
-  session: crc32(TOKEN_PREFIX.session),
-  service: crc32(TOKEN_PREFIX.service),
-  flow: crc32(TOKEN_PREFIX.flow),
-};
+const PREFIX_CRC = Object.fromEntries(
+  Object.entries(TOKEN_PREFIX).map(([kind, prefix]) => [kind, crc32(prefix)]),
+) as Record<TokenKind, number>;
 
-/** Decoding target of the checksum check: synchronous use only, so one buffer serves all. */
-const scratch = Buffer.alloc(32);
-const scratchRandom = scratch.subarray(0, RANDOM_BYTES);
+/** base64url character code -> 6-bit value, -1 for anything else. */
+const BASE64URL = new Int8Array(128).fill(-1);
+for (const [value, char] of [
+  ...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_',
+].entries()) {
+  BASE64URL[char.charCodeAt(0)] = value;
+}
+
+/** The IEEE CRC-32 table (reflected polynomial 0xEDB88320), as zlib builds it. */
+const CRC_TABLE = new Int32Array(256).map((_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c;
+});
 
 export function randomSecret(): string {
   return randomBytes(32).toString('base64url');
@@ -66,16 +69,40 @@ export function isWellFormedToken(kind: TokenKind, value: unknown): value is str
 /**
  * What a presented value can be, offline: `crc32`, a token of this kind whose checksum
  * holds; `unchecked`, well-formed but the checksum fails (a pre-checksum token, or a typo
- * or a made-up string); `malformed`, no token of this kind ever looked like this.
- * One base64url decode into a reused buffer and one CRC over 28 bytes.
+ * or a made-up string); `malformed`, no token of this kind ever looked like this (wrong
+ * prefix, length or alphabet, or a last character no encoder writes: 43 characters carry
+ * 258 bits for 256, the last two always zero).
+ *
+ * One pass over the 43 characters, decoding and running the CRC (table-driven, in
+ * JavaScript) together. Minting uses `zlib.crc32`; on the hot path the decode into a
+ * buffer and the native call cost more than this loop (docs/tokens.md, "Cost").
  */
 export function tokenShape(kind: TokenKind, value: unknown): 'crc32' | 'unchecked' | 'malformed' {
-  if (!isWellFormedToken(kind, value)) return 'malformed';
-  if (!CANONICAL_LAST.has(value[value.length - 1]!)) return 'malformed';
-  scratch.write(value.slice(TOKEN_PREFIX[kind].length), 'base64url');
-  return crc32(scratchRandom, PREFIX_CRC[kind]) === scratch.readUInt32BE(RANDOM_BYTES)
-    ? 'crc32'
-    : 'unchecked';
+  if (typeof value !== 'string') return 'malformed';
+  const prefix = TOKEN_PREFIX[kind];
+  const start = prefix.length;
+  if (value.length !== start + 43 || !value.startsWith(prefix)) return 'malformed';
+  let crc = ~PREFIX_CRC[kind];
+  let stored = 0;
+  let pending = 0;
+  let bits = 0;
+  let decoded = 0;
+  for (let i = start; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    const sextet = code < 128 ? BASE64URL[code]! : -1;
+    if (sextet < 0) return 'malformed';
+    pending = ((pending << 6) | sextet) & 0x3fff;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      const byte = (pending >>> bits) & 0xff;
+      if (decoded < RANDOM_BYTES) crc = CRC_TABLE[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
+      else stored = (stored << 8) | byte;
+      decoded++;
+    }
+  }
+  if ((pending & 0b11) !== 0) return 'malformed';
+  return ~crc >>> 0 === stored >>> 0 ? 'crc32' : 'unchecked';
 }
 
 /**

@@ -7,7 +7,6 @@ import type { Attachment } from '../../src/domain/links/link-service.js';
 import type { Link, LinkKey } from '../../src/domain/links/link.js';
 import type { FlowView, StartedFlow } from '../../src/domain/login-flows/flow.js';
 import type { LinkSignIn, LinkSignInResult } from '../../src/domain/sign-in/link/link-sign-in.js';
-import type { PasswordInput } from '../../src/domain/sign-in/password/password-method.js';
 import type { DirectPasswordInput } from '../../src/domain/sign-in/password/authenticate-password.js';
 import type { MintedSession, Session } from '../../src/domain/sessions/session.js';
 import type { ErrorBody } from '../../src/http/errors.js';

@@ -43,6 +43,28 @@ describe('token format', () => {
     },
   );
 
+  it('checks offline exactly as zlib.crc32 computes it', () => {
+    for (const kind of KINDS) {
+      const prefix = TOKEN_PREFIX[kind];
+      for (let i = 0; i < 3000; i++) {
+        const minted = newToken(kind);
+        const made = prefix + randomBytes(32).toString('base64url');
+        const at = prefix.length + (i % 43);
+        const typo = minted.slice(0, at) + (minted[at] === 'Q' ? 'g' : 'Q') + minted.slice(at + 1);
+        for (const value of [minted, made, typo]) {
+          const secret = value.slice(prefix.length);
+          const canonical = /[AEIMQUYcgkosw048]$/.test(secret);
+          const expected = !canonical
+            ? 'malformed'
+            : checksumHolds(prefix, secret)
+              ? 'crc32'
+              : 'unchecked';
+          expect(tokenShape(kind, value)).toBe(expected);
+        }
+      }
+    }
+  });
+
   it('ties the checksum to the prefix: a token of one kind under another prefix fails', () => {
     for (const kind of KINDS) {
       const secret = newToken(kind).slice(TOKEN_PREFIX[kind].length);

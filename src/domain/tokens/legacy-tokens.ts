@@ -1,5 +1,5 @@
 import { type TokenKind, tokenShape } from '../../lib/tokens.js';
-import type { LegacyTokenStore } from './legacy-token-store.js';
+import type { LegacyTokenKind, LegacyTokenStore } from './legacy-token-store.js';
 
 /**
  * Whether tokens minted before checksums (docs/tokens.md) may still be presented, per kind.
@@ -13,13 +13,14 @@ import type { LegacyTokenStore } from './legacy-token-store.js';
  * The server refreshes at start-up and after each sweep; the answer can only go from
  * "remain" to "none" by revocations and the sweep, or back when a process of an older
  * version, during a rolling upgrade, mints one (its rows carry the column's default).
+ * A kind added after checksums never had pre-checksum tokens: once looked, it has none.
  */
 export class LegacyTokens {
-  private remain: Record<TokenKind, boolean> = { session: true, service: true, flow: true };
+  private remain: Readonly<Record<LegacyTokenKind, boolean>> | null = null;
 
-  /** Per kind, whether pre-checksum tokens may still be presented. */
-  snapshot(): Readonly<Record<TokenKind, boolean>> {
-    return { ...this.remain };
+  /** Per kind, whether pre-checksum tokens may still be presented (null: not looked yet). */
+  snapshot(): Readonly<Record<LegacyTokenKind, boolean>> | null {
+    return this.remain;
   }
 
   async refresh(store: Pick<LegacyTokenStore, 'legacyTokensRemain'>): Promise<void> {
@@ -32,6 +33,7 @@ export class LegacyTokens {
    */
   accepts(kind: TokenKind, value: unknown): value is string {
     const shape = tokenShape(kind, value);
-    return shape === 'crc32' || (shape === 'unchecked' && this.remain[kind]);
+    if (shape !== 'unchecked') return shape === 'crc32';
+    return this.remain === null || this.remain[kind as LegacyTokenKind] === true;
   }
 }

@@ -1,6 +1,5 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
-import type { LegacyTokenStore } from '../../domain/tokens/legacy-token-store.js';
-import type { TokenKind } from '../../lib/tokens.js';
+import type { LegacyTokenKind, LegacyTokenStore } from '../../domain/tokens/legacy-token-store.js';
 import type { Database } from '../schema.js';
 
 /**
@@ -8,7 +7,7 @@ import type { Database } from '../schema.js';
  * conditions as literals, not parameters: both databases use a partial index (migration
  * 0007_token_format) only when the query's WHERE visibly implies the index's.
  */
-const LEGACY_ROWS: Record<TokenKind, RawBuilder<unknown>> = {
+const LEGACY_ROWS: Record<LegacyTokenKind, RawBuilder<unknown>> = {
   session: sql`sessions WHERE token_format = 'legacy' AND revoked_at IS NULL`,
   service: sql`service_tokens WHERE token_format = 'legacy' AND revoked_at IS NULL`,
   flow: sql`flows WHERE token_format = 'legacy'`,
@@ -17,7 +16,7 @@ const LEGACY_ROWS: Record<TokenKind, RawBuilder<unknown>> = {
 export function tokenFormatQueries(db: Kysely<Database>): LegacyTokenStore {
   const perKind = async <T>(
     query: (rows: RawBuilder<unknown>) => Promise<T>,
-  ): Promise<Record<TokenKind, T>> => ({
+  ): Promise<Record<LegacyTokenKind, T>> => ({
     session: await query(LEGACY_ROWS.session),
     service: await query(LEGACY_ROWS.service),
     flow: await query(LEGACY_ROWS.flow),
