@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { auditEntries, auditSince, expectError } from '../helpers/core.js';
+import {
+  CSRF_REFUSAL,
+  RECENT_SIGN_IN_REFUSAL,
+  auditEntries,
+  auditSince,
+  expectError,
+} from '../helpers/core.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import {
   BROWSER_ACCEPT,
@@ -75,13 +81,12 @@ describeEachDatabase('account JSON API', (kind) => {
       const other = await signedIn();
       const before = await t.deps.store.findIdentityById(user.id);
       for (const request of writes(other.session.id)) {
-        expectError(await asUser(t, session, { ...request }), 403, 'forbidden');
-        expectError(
+        const refused = [
+          await asUser(t, session, { ...request }),
           await asUser(t, session, { ...request, csrf: `${csrf.slice(0, -2)}xx` }),
-          403,
-          'forbidden',
-        );
-        expectError(await asUser(t, session, { ...request, csrf: other.csrf }), 403, 'forbidden');
+          await asUser(t, session, { ...request, csrf: other.csrf }),
+        ];
+        for (const res of refused) expectError(res, 403, 'forbidden', CSRF_REFUSAL);
       }
       // Nothing changed: same profile, same password, every session alive.
       expect(await t.deps.store.findIdentityById(user.id)).toEqual(before);
@@ -378,11 +383,17 @@ describeEachDatabase('account JSON API', (kind) => {
     it('without the current password only within the recent sign-in window', async () => {
       const { user, session, csrf } = await signedIn();
       t.clock.advance(WINDOW + 1);
-      expectError(await change(session, csrf, { new_password: NEW_PASSWORD }), 403, 'forbidden');
+      expectError(
+        await change(session, csrf, { new_password: NEW_PASSWORD }),
+        403,
+        'forbidden',
+        RECENT_SIGN_IN_REFUSAL,
+      );
       expectError(
         await change(session, csrf, { current_password: '', new_password: NEW_PASSWORD }),
         403,
         'forbidden',
+        RECENT_SIGN_IN_REFUSAL,
       );
       const fresh = await browserSignIn(t, user.username);
       const res = await change(fresh, await csrfOf(t, fresh), { new_password: NEW_PASSWORD });
@@ -428,6 +439,7 @@ describeEachDatabase('account JSON API', (kind) => {
         await change(old, await csrfOf(t, old), { new_password: NEW_PASSWORD }),
         403,
         'forbidden',
+        RECENT_SIGN_IN_REFUSAL,
       );
       // ... but the backend proving control of the email again mints a fresh session.
       const again = await t.call('POST', '/v1/authenticate/link', linker, pair);

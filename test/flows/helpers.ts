@@ -106,9 +106,7 @@ export async function flowRow(t: TestApp, id: string): Promise<FlowRecord> {
 }
 
 /** The exact flat error body and status. */
-export function expectError(res: LightMyRequestResponse, status: number, code: string): void {
-  expect({ status: res.statusCode, body: res.json() }).toEqual({ status, body: { error: code } });
-}
+export { expectError } from '../helpers/core.js';
 
 export function expectValidationError(res: LightMyRequestResponse): void {
   expect(res.statusCode).toBe(422);

@@ -15,9 +15,22 @@ export const testActor = { service_name: 'test-setup', service_id: null };
 export const PASSWORD = 'correct horse battery';
 
 /** Asserts the exact flat error body: `{ error }` and nothing else. */
-export function expectError(res: LightMyRequestResponse, status: number, code: string): void {
-  expect({ status: res.statusCode, body: res.json() }).toEqual({ status, body: { error: code } });
+/**
+ * Exactly `{error: code}`, or with `message` given, `{error, message}` with the message
+ * matching (a refusal that tells the user what to do: sign in again, reload the page).
+ */
+export function expectError(
+  res: LightMyRequestResponse,
+  status: number,
+  code: string,
+  message?: RegExp,
+): void {
+  const body = message ? { error: code, message: expect.stringMatching(message) } : { error: code };
+  expect({ status: res.statusCode, body: res.json() }).toEqual({ status, body });
 }
+
+export const CSRF_REFUSAL = /reload it and try again/;
+export const RECENT_SIGN_IN_REFUSAL = /needs a recent sign-in/;
 
 /** 422 with exactly `error` and a human-readable `message` (matched when given). */
 export function expectValidation(res: LightMyRequestResponse, message?: RegExp | string): void {

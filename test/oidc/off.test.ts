@@ -54,6 +54,7 @@ describeEachDatabase('OIDC off', (kind) => {
       'sessions',
       'flows',
       'rate_limits',
+      'webauthn_challenges',
     ]);
   });
 });

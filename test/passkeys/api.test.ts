@@ -3,7 +3,8 @@ import { setIdentityState } from '../../src/domain/identities/identity-service.j
 import { sweep } from '../../src/domain/sweep.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
-import { expectError, flowRow, sessionTokenOf, startFlow } from '../flows/helpers.js';
+import { CSRF_REFUSAL, RECENT_SIGN_IN_REFUSAL, expectError } from '../helpers/core.js';
+import { flowRow, sessionTokenOf, startFlow } from '../flows/helpers.js';
 import { ORIGIN, type PasskeyTestApp, RP_ID, createPasskeyApp } from './helpers.js';
 
 const MINUTE = 60_000;
@@ -199,6 +200,7 @@ describeEachDatabase('passkeys through the API', (kind) => {
       await t.account('POST', '/v1/account/passkeys', fresh, { body: { credential: {} } }),
       403,
       'forbidden',
+      RECENT_SIGN_IN_REFUSAL,
     );
     const otherSession = await t.passwordSignIn();
 
@@ -250,8 +252,18 @@ describeEachDatabase('passkeys through the API', (kind) => {
     const device = new SoftAuthenticator();
     const passkey = (await t.register(token, device)).json();
     const path = `/v1/account/passkeys/${passkey.id}`;
-    expectError(await t.account('DELETE', path, token, { csrf: null }), 403, 'forbidden');
-    expectError(await t.account('DELETE', path, token, { csrf: 'x'.repeat(43) }), 403, 'forbidden');
+    expectError(
+      await t.account('DELETE', path, token, { csrf: null }),
+      403,
+      'forbidden',
+      CSRF_REFUSAL,
+    );
+    expectError(
+      await t.account('DELETE', path, token, { csrf: 'x'.repeat(43) }),
+      403,
+      'forbidden',
+      CSRF_REFUSAL,
+    );
     expectError(
       await t.account('DELETE', path, token, { origin: 'https://evil.example' }),
       403,
@@ -267,11 +279,12 @@ describeEachDatabase('passkeys through the API', (kind) => {
     t.clock.advance(31 * MINUTE);
     const renamed = await t.account('PATCH', path, token, { body: { name: 'Phone' } });
     expect(renamed.json()).toMatchObject({ id: passkey.id, name: 'Phone' });
-    expectError(await t.account('DELETE', path, token), 403, 'forbidden');
+    expectError(await t.account('DELETE', path, token), 403, 'forbidden', RECENT_SIGN_IN_REFUSAL);
     expectError(
       await t.account('POST', '/v1/account/passkeys/options', token, { body: {} }),
       403,
       'forbidden',
+      RECENT_SIGN_IN_REFUSAL,
     );
     // The page offers a fresh sign-in that comes back here.
     const page = await t.inject({

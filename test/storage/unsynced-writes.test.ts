@@ -79,8 +79,8 @@ describe('writes committed without fsync [sqlite]', () => {
       count: 1,
       reset_at: 121_000,
     });
-    const created = flow();
-    await store.insertFlow({ ...created, token_format: 'crc32' });
+    const created = { ...flow(), token_format: 'crc32' as const };
+    await store.insertFlow(created);
     expect(await store.findFlow(created.id)).toEqual(created);
     await store.transaction((tx) => tx.completeFlow(created.id, 2_000));
 
