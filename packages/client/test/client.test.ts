@@ -80,7 +80,10 @@ describe('the client against a real Tessera process', () => {
 
   it('reads and resets credentials: sessions, password, passkeys, second factor', async () => {
     const carol = await client.register({ username: 'credentials-carol', password: PASSWORD });
-    const first = await client.authenticatePassword({ username: 'credentials-carol', password: PASSWORD });
+    const first = await client.authenticatePassword({
+      username: 'credentials-carol',
+      password: PASSWORD,
+    });
     const listed = await client.listIdentitySessions(carol.id);
     expect(listed.map(({ id }) => id)).toEqual([first.session.id]);
 
