@@ -2,8 +2,8 @@ import type { IdentityRecord } from '../identities/identity.js';
 
 /**
  * Authenticator assurance levels in NIST SP 800-63B's sense. `aal1`: one factor (a
- * password, a verified provider link, a passkey used as a first factor). `aal2`: a second,
- * different factor on top of a first one.
+ * password, a verified provider link). `aal2`: a second, different factor on top of a first
+ * one, or a multi-factor authenticator alone (a user-verifying passkey).
  */
 export type Assurance = 'aal1' | 'aal2';
 
