@@ -2,6 +2,8 @@ import { isIP } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../domain/errors.js';
 import type { ServiceCaller } from '../domain/service-tokens/service-token.js';
+import type { AppDeps } from './deps.js';
+import { presentedCaller } from './service-auth.js';
 
 export const CLIENT_IP_HEADER = 'x-service-client-ip';
 
@@ -23,4 +25,17 @@ export function clientAddress(request: FastifyRequest, caller: ServiceCaller | n
     );
   }
   return address.trim();
+}
+
+/**
+ * The per-IP key: the stated end-user address from a browser_proxy caller, else the peer.
+ * A bearer token is looked at (and its use audited) whenever one is presented or an address
+ * is stated; any other Authorization scheme is the browser's own business (a site behind
+ * HTTP Basic auth sends it on every request) and is left alone.
+ */
+export async function addressOf(deps: AppDeps, request: FastifyRequest): Promise<string> {
+  const bearer = /^Bearer\s/i.test(request.headers.authorization ?? '');
+  const stated = request.headers[CLIENT_IP_HEADER] !== undefined;
+  const caller = bearer || stated ? await presentedCaller(deps, request) : null;
+  return clientAddress(request, caller);
 }

@@ -21,16 +21,14 @@ import {
   startFlow,
   submitToFlow,
 } from '../../domain/login-flows/flow-service.js';
-import { signInNotes } from '../../domain/sign-in/method.js';
 import type { SignInMethodDeps } from '../../domain/sign-in/methods.js';
 import { toIso } from '../../lib/clock.js';
 import { secretsEqual } from '../../lib/tokens.js';
-import { CLIENT_IP_HEADER, clientAddress } from '../client-address.js';
-import { setSessionCookie } from '../cookies.js';
-import { browserDevice } from '../device.js';
+import { addressOf } from '../client-address.js';
 import type { AppDeps } from '../deps.js';
 import { handleError } from '../errors.js';
-import { clearFlowCookie, presentsFlowCookie, setFlowCookie } from '../flow-cookie.js';
+import { presentsFlowCookie, setFlowCookie } from '../flow-cookie.js';
+import { flowSubmissionOf, sendSignedIn } from '../flow-submission.js';
 import {
   FLOW_METHODS,
   type FlowMethodSurface,
@@ -45,7 +43,7 @@ import {
   sendFailurePage,
   sendPage,
 } from '../login-page/respond.js';
-import { loginPage, signedInPage } from '../login-page/render.js';
+import { loginPage } from '../login-page/render.js';
 import {
   flowSubmitOrigins,
   loginUiOrigin,
@@ -63,7 +61,6 @@ import {
   seeOther,
 } from '../schemas.js';
 import { flowPage } from '../relying-party.js';
-import { presentedCaller } from '../service-auth.js';
 import { attemptOf, signInAuditHooks } from '../sign-in-audit.js';
 
 export const FlowSchema = Type.Object(
@@ -164,19 +161,6 @@ export const BROWSER_ERRORS = [401, 403, 422, 503, 504];
 /** The bearer token is optional: only a browser_proxy stating the client address sends one. */
 export const OPTIONAL_SERVICE_TOKEN: Record<string, string[]>[] = [{}, { serviceToken: [] }];
 
-/**
- * The per-IP key: the stated end-user address from a browser_proxy caller, else the peer.
- * A bearer token is looked at (and its use audited) whenever one is presented or an address
- * is stated; any other Authorization scheme is the browser's own business (a site behind
- * HTTP Basic auth sends it on every request) and is left alone.
- */
-export async function addressOf(deps: AppDeps, request: FastifyRequest): Promise<string> {
-  const bearer = /^Bearer\s/i.test(request.headers.authorization ?? '');
-  const stated = request.headers[CLIENT_IP_HEADER] !== undefined;
-  const caller = bearer || stated ? await presentedCaller(deps, request) : null;
-  return clientAddress(request, caller);
-}
-
 /** What the flow mechanics and every method, first or second factor, are given. */
 export function flowDepsOf(
   deps: AppDeps,
@@ -196,10 +180,6 @@ export function flowDepsOf(
 export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
   const flowDeps = flowDepsOf(deps);
 
-  const cookieSettings = {
-    cookieDomain: deps.config.cookieDomain,
-    sessionTtlMs: deps.sessionTtlMs,
-  };
   const uiOrigin = loginUiOrigin(deps.config);
 
   app.get<{ Querystring: Static<typeof LoginQuery> }>(
@@ -387,34 +367,21 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
         },
       },
       async (request, reply) => {
-        const { csrf_token: csrfToken, ...fields } = request.body;
-        const attempt = attemptOf(request);
-        if (attempt) attempt.claim = method.claim(fields);
-        const address = await addressOf(deps, request);
-        if (attempt) attempt.address = address;
+        const submission = await flowSubmissionOf(deps, request, method);
         const result = await submitToFlow(flowDeps, method, {
-          flowId: request.params.id,
-          csrfToken,
-          fields,
-          address,
-          device: browserDevice(request, address),
-          notes: attempt ?? signInNotes(),
+          ...submission,
           page: flowPage(request, deps.config),
         });
         if (!result.completed) {
           // No session: a JSON client that does not know the step gets a refusal it cannot
           // mistake for a sign-in; the hosted page asks for the code (docs/two-factor.md).
+          const attempt = attemptOf(request);
           if (attempt) attempt.outcome = 'second_factor_required';
           if (!isFormPost(request)) throw new DomainError('forbidden', SECOND_FACTOR_REQUIRED);
           const page = secondFactorPage({ flow: result.flow, methods: result.secondFactor });
           return sendPage(reply, 200, page, landingOrigins(result.flow));
         }
-        const { returnTo, minted } = result;
-        setSessionCookie(reply, minted.token, cookieSettings);
-        clearFlowCookie(request, reply, request.params.id);
-        if (!isFormPost(request)) return { return_to: returnTo, session: minted.session };
-        if (returnTo) return reply.redirect(returnTo, 303);
-        return sendPage(reply, 200, signedInPage(minted.session));
+        return sendSignedIn(deps, request, reply, result);
       },
     );
   }

@@ -2,31 +2,26 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DomainError } from '../../domain/errors.js';
 import { awaitsSecondFactor } from '../../domain/login-flows/flow.js';
 import { submitSecondFactor } from '../../domain/login-flows/second-factor-step.js';
-import { signInNotes } from '../../domain/sign-in/method.js';
 import { isWellFormedToken, secretsEqual } from '../../lib/tokens.js';
-import { browserDevice } from '../device.js';
-import { setSessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
 import { handleError } from '../errors.js';
-import { clearFlowCookie } from '../flow-cookie.js';
+import { flowSubmissionOf, sendSignedIn } from '../flow-submission.js';
 import {
   SECOND_FACTOR_SURFACES,
   type SecondFactorSurface,
   flowMethodUrl,
 } from '../flow-methods.js';
-import { formMessage, isFormPost, sendFailurePage, sendPage } from '../login-page/respond.js';
-import { signedInPage } from '../login-page/render.js';
+import { formMessage, isFormPost, sendFailurePage } from '../login-page/respond.js';
 import { secondFactorPage } from '../login-page/second-factor-page.js';
 import { flowSubmitOrigins, refuseForeignOrigin } from '../origins.js';
 import { ClientIpHeader, IdParams, jsonOrPage, responses, seeOther } from '../schemas.js';
-import { attemptOf, signInAuditHooks } from '../sign-in-audit.js';
+import { signInAuditHooks } from '../sign-in-audit.js';
 import {
   BROWSER_ERRORS,
   OPTIONAL_SERVICE_TOKEN,
   SUBMIT_BODIES,
   SubmitResultSchema,
   type SubmitRoute,
-  addressOf,
   flowDepsOf,
   pascalCase,
 } from './login-flows.js';
@@ -46,10 +41,6 @@ function codeMessage(method: string, error: DomainError): string {
  */
 export function secondFactorFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
   const flowDeps = flowDepsOf(deps);
-  const cookieSettings = {
-    cookieDomain: deps.config.cookieDomain,
-    sessionTtlMs: deps.sessionTtlMs,
-  };
 
   async function formFailure(
     surface: SecondFactorSurface,
@@ -127,23 +118,9 @@ export function secondFactorFlowRoutes(app: FastifyInstance, deps: AppDeps): voi
         },
       },
       async (request, reply) => {
-        const { csrf_token: csrfToken, ...fields } = request.body;
-        const attempt = attemptOf(request);
-        const address = await addressOf(deps, request);
-        if (attempt) attempt.address = address;
-        const { returnTo, minted } = await submitSecondFactor(flowDeps, method, {
-          flowId: request.params.id,
-          csrfToken,
-          fields,
-          address,
-          device: browserDevice(request, address),
-          notes: attempt ?? signInNotes(),
-        });
-        setSessionCookie(reply, minted.token, cookieSettings);
-        clearFlowCookie(request, reply, request.params.id);
-        if (!isFormPost(request)) return { return_to: returnTo, session: minted.session };
-        if (returnTo) return reply.redirect(returnTo, 303);
-        return sendPage(reply, 200, signedInPage(minted.session));
+        const submission = await flowSubmissionOf(deps, request);
+        const completed = await submitSecondFactor(flowDeps, method, submission);
+        return sendSignedIn(deps, request, reply, completed);
       },
     );
   }
