@@ -16,7 +16,7 @@ describeEachDatabase('session last use', (kind) => {
   afterAll(() => t?.close());
 
   async function lastUsed(id: string): Promise<number | null | undefined> {
-    await t.deps.lastUse.settled();
+    await t.deps.lastUse.flush();
     return (await t.deps.store.findSessionById(id))?.last_used_at;
   }
 

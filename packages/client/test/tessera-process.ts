@@ -1,18 +1,7 @@
 import { cliJson, cliSandbox, type CliSandbox } from '../../../test/helpers/cli.js';
 import { runServe, type ServeProcess } from '../../../test/helpers/serve.js';
 import { checkToken } from '@tessera/client';
-
-/** Every grant, so one service token drives every endpoint in these tests. */
-const GRANTS = [
-  'introspect',
-  'identity_read',
-  'identity_write',
-  'direct_auth',
-  'revoke',
-  'browser_proxy',
-  'external_auth',
-  'external_link',
-];
+import { GRANTS } from '../../../src/domain/service-tokens/service-token.js';
 
 export interface TesseraProcess {
   url: string;

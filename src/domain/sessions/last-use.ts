@@ -80,9 +80,4 @@ export class LastUseRecorder {
   #forgetOlderThan(cutoff: number): void {
     for (const [id, at] of this.#recorded) if (at <= cutoff) this.#recorded.delete(id);
   }
-
-  /** Alias of flush for shutdown and tests: every use recorded so far is written. */
-  settled(): Promise<void> {
-    return this.flush();
-  }
 }
