@@ -45,6 +45,8 @@ export interface LoadResult {
   timeouts: number;
   /** CPU seconds the measured server used during the round (filled in by the orchestrator). */
   serverCpuSeconds?: number;
+  /** Of which the server's main thread (orchestrator; absent for the argon2 bound). */
+  mainThreadCpuSeconds?: number;
   /** Share of the machine's CPU time the hypervisor stole during the round (orchestrator). */
   stealShare?: number;
 }

@@ -72,6 +72,17 @@ export async function runArgon2Bound(
   );
 }
 
+function statCpuSeconds(path: string): number {
+  try {
+    const stat = readFileSync(path, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of stat(5); here offset by the two skipped.
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
 export interface MemorySample {
   /** Highest VmRSS seen while sampling, MiB. */
   rssPeakMb: number;
@@ -174,14 +185,16 @@ export class ServerProcess {
 
   /** CPU seconds (user + system, all threads) the process has used so far. */
   cpuSeconds(): number {
-    try {
-      const stat = readFileSync(`/proc/${this.pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // utime and stime are fields 14 and 15 of stat(5); here offset by the two skipped.
-      return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-    } catch {
-      return NaN;
-    }
+    return statCpuSeconds(`/proc/${this.pid}/stat`);
+  }
+
+  /**
+   * CPU seconds of the main thread alone (the event loop: JavaScript, the synchronous SQLite
+   * driver and its fsyncs). On login the rest is argon2 on the libuv threads, so this is
+   * the share the service adds to the bound.
+   */
+  mainThreadCpuSeconds(): number {
+    return statCpuSeconds(`/proc/${this.pid}/task/${this.pid}/stat`);
   }
 
   memory(): MemorySample {

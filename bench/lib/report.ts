@@ -19,6 +19,8 @@ export interface Side {
   timeouts: number;
   /** Server CPU time (user + system, all threads) per operation, microseconds. */
   cpuUsPerOp: number;
+  /** Of which the main thread (the event loop), microseconds per operation. */
+  mainThreadUsPerOp: number;
   memory?: MemorySample;
 }
 
@@ -145,7 +147,7 @@ export function markdown(report: BenchReport): string {
       .map((target) => `${target.pass ? '✅' : '❌'} ${target.text}`)
       .join('<br>');
     lines.push(
-      `| ${result.db} | ${name} | ${result.connections ?? ''} | ${fmt(service.opsPerSec, digits)} ${UNIT[result.scenario]} | ${ms(service.p50)} | ${ms(service.p99)} | ${fmt(service.cpuUsPerOp)} | ${fmt(service.memory?.hwmMb, 0)} | ${refName} | ${reference?.kind === 'floor' ? ms(reference.p99) : '–'} | ${fmt(reference?.cpuUsPerOp)} | ${fmt(reference?.memory?.hwmMb)} | ${result.ratio === undefined ? '–' : fmt(result.ratio, 2)} | ${targets}${issue ? `<br>⚠️ ${issue}` : ''} |`,
+      `| ${result.db} | ${name} | ${result.connections ?? ''} | ${fmt(service.opsPerSec, digits)} ${UNIT[result.scenario]} | ${ms(service.p50)} | ${ms(service.p99)} | ${fmt(service.cpuUsPerOp)} (main ${fmt(service.mainThreadUsPerOp)}) | ${fmt(service.memory?.hwmMb, 0)} | ${refName} | ${reference?.kind === 'floor' ? ms(reference.p99) : '–'} | ${fmt(reference?.cpuUsPerOp)} | ${fmt(reference?.memory?.hwmMb)} | ${result.ratio === undefined ? '–' : fmt(result.ratio, 2)} | ${targets}${issue ? `<br>⚠️ ${issue}` : ''} |`,
     );
   }
   lines.push('');

@@ -41,6 +41,8 @@ function merge(results: LoadResult[], memory?: Side['memory']): Side {
     errors: results.reduce((sum, r) => sum + r.errors, 0),
     timeouts: results.reduce((sum, r) => sum + r.timeouts, 0),
     cpuUsPerOp: (results.reduce((sum, r) => sum + (r.serverCpuSeconds ?? NaN), 0) * 1e6) / ops,
+    mainThreadUsPerOp:
+      (results.reduce((sum, r) => sum + (r.mainThreadCpuSeconds ?? NaN), 0) * 1e6) / ops,
     memory,
   };
 }
@@ -86,8 +88,12 @@ function targetsFor(
   return targets;
 }
 
+const perOp = (seconds: number | undefined, ops: number) =>
+  Math.round(((seconds ?? NaN) * 1e6) / ops);
 const cpuPer = (result: LoadResult) =>
-  `(${Math.round(((result.serverCpuSeconds ?? NaN) * 1e6) / result.ops)} µs CPU/op)`;
+  result.mainThreadCpuSeconds === undefined
+    ? `(${perOp(result.serverCpuSeconds, result.ops)} µs CPU/op)`
+    : `(${perOp(result.serverCpuSeconds, result.ops)} µs CPU/op, main thread ${perOp(result.mainThreadCpuSeconds, result.ops)})`;
 
 export async function runScenario(
   options: BenchOptions,
@@ -126,6 +132,7 @@ export async function runScenario(
     }
     const load = async (target: ServerProcess, seconds: number, amount?: number) => {
       const before = target.cpuSeconds();
+      const mainBefore = target.mainThreadCpuSeconds();
       const ticksBefore = machineCpuTicks();
       const result = await runLoadProcess(
         {
@@ -141,6 +148,7 @@ export async function runScenario(
       return {
         ...result,
         serverCpuSeconds: target.cpuSeconds() - before,
+        mainThreadCpuSeconds: target.mainThreadCpuSeconds() - mainBefore,
         stealShare: stealShare(ticksBefore, machineCpuTicks()),
       };
     };

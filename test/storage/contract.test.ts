@@ -296,6 +296,43 @@ describeEachDatabase('store contract', (kind) => {
       expect(counts).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
       expect(new Set(hits.map((hit) => hit.reset_at))).toEqual(new Set([T0 + HOUR]));
     });
+
+    it('hits several counters in order and stops after the first past its limit', async () => {
+      const [a, b] = [`several-a:${kind}`, `several-b:${kind}`];
+      const both = [
+        { key: a, windowMs: 60_000, limit: 1 },
+        { key: b, windowMs: HOUR, limit: 5 },
+      ];
+      expect(await store.hitRateLimits(both, T0)).toEqual([
+        { count: 1, reset_at: T0 + 60_000 },
+        { count: 1, reset_at: T0 + HOUR },
+      ]);
+      // `a` goes past its limit: `b` is not counted.
+      expect(await store.hitRateLimits(both, T0 + 1)).toEqual([
+        { count: 2, reset_at: T0 + 60_000 },
+      ]);
+      expect((await store.hitRateLimit(b, HOUR, T0 + 2)).count).toBe(2);
+      // A new window for `a`: both counted again, each in its own window.
+      expect(await store.hitRateLimits(both, T0 + 60_000)).toEqual([
+        { count: 1, reset_at: T0 + 120_000 },
+        { count: 3, reset_at: T0 + HOUR },
+      ]);
+      expect(await store.hitRateLimits([], T0)).toEqual([]);
+    });
+
+    it('gives concurrent multi-counter hits distinct counts on each counter', async () => {
+      const counts = [
+        { key: `multi-a:${kind}`, windowMs: HOUR, limit: 1_000 },
+        { key: `multi-b:${kind}`, windowMs: HOUR, limit: 1_000 },
+      ];
+      const hits = await Promise.all(
+        Array.from({ length: 30 }, () => store.hitRateLimits(counts, T0)),
+      );
+      for (const i of [0, 1]) {
+        const seen = hits.map((pair) => pair[i]!.count).sort((x, y) => x - y);
+        expect(seen).toEqual(Array.from({ length: 30 }, (_, n) => n + 1));
+      }
+    });
   });
 
   describe('flows and links (basic)', () => {

@@ -2,7 +2,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { RateLimitRule } from '../../lib/rate.js';
 import { TOKEN_FORMAT, newToken, randomSecret, secretsEqual } from '../../lib/tokens.js';
 import { DomainError, notFound } from '../errors.js';
-import { consumeRateLimit } from '../rate-limit/rate-limiter.js';
+import { consumeRateLimit, consumeRateLimits } from '../rate-limit/rate-limiter.js';
 import type { MintedSession, SessionDevice } from '../sessions/session.js';
 import { type CompleteSignInDeps, completeSignIn } from '../sign-in/complete-sign-in.js';
 import type {
@@ -35,6 +35,7 @@ export interface FlowDeps extends CompleteSignInDeps {
     | 'findFlow'
     | 'listFlowErrors'
     | 'hitRateLimit'
+    | 'hitRateLimits'
     | 'awaitSecondFactor'
     | 'transaction'
   >;
@@ -189,8 +190,8 @@ export async function recordFailure(
 
 /**
  * `POST /v1/flows/{id}/<method>` in docs/api.md section 4's order: flow, CSRF, the method's fields, the
- * per-address limit, then the method (its own limits, the credentials), completion and
- * session. The same for every method: none is named here. The credentials are checked
+ * per-address limit and the method's own limits (counted in one write, in that order),
+ * then the method's credentials, completion and session. The same for every method: none is named here. The credentials are checked
  * before the flow is touched, and completion is one conditional UPDATE: of any number of
  * correct submissions racing on one flow (in any number of processes) exactly one
  * completes it, and only that one mints.
@@ -207,12 +208,10 @@ export async function submitToFlow<Input, Deps>(
   const flow = await requireOpenFlow(deps, input.flowId, input.csrfToken);
   const submitted = method.parse(input.fields);
 
-  await consumeRateLimit(
-    deps.store,
-    deps.clock,
-    `flow:ip:${addressKey(input.address)}`,
-    deps.flows.submitRule,
-  );
+  await consumeRateLimits(deps.store, deps.clock, [
+    { key: `flow:ip:${addressKey(input.address)}`, rule: deps.flows.submitRule },
+    ...(method.limits?.(deps, submitted) ?? []),
+  ]);
 
   const outcome = await method.authenticate(
     deps,

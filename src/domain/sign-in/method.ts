@@ -1,4 +1,5 @@
 import type { IdentityRecord } from '../identities/identity.js';
+import type { RateLimited } from '../rate-limit/rate-limiter.js';
 
 /**
  * Authenticator assurance levels in NIST SP 800-63B's sense. `aal1`: one factor (a
@@ -70,9 +71,13 @@ export interface SignInMethod<Id extends string, Input, Deps> {
    */
   claim(fields: Readonly<Record<string, unknown>> | undefined): Record<string, unknown>;
   /**
-   * The identity the input proves, or a credential failure. Method-specific limits (per
-   * username, per credential) are counted here; refusals that are no verdict on the
-   * credentials are thrown.
+   * The method's own limits for this input (per username, say), counted by the caller
+   * before `authenticate`, in the same write as the flow's per-address limit. No I/O.
+   */
+  limits?(deps: Deps, input: Input): readonly RateLimited[];
+  /**
+   * The identity the input proves, or a credential failure. Refusals that are no verdict
+   * on the credentials are thrown.
    */
   authenticate(
     deps: Deps,

@@ -27,6 +27,15 @@ export function rateLimitQueries(db: Kysely<Database>): RateLimitStore {
     hitRateLimit(key, windowMs, now) {
       return hitRateLimitQuery(db, key, windowMs, now).executeTakeFirstOrThrow();
     },
+    async hitRateLimits(counts, now) {
+      const hits = [];
+      for (const { key, windowMs, limit } of counts) {
+        const hit = await hitRateLimitQuery(db, key, windowMs, now).executeTakeFirstOrThrow();
+        hits.push(hit);
+        if (hit.count > limit) break;
+      }
+      return hits;
+    },
     async deleteExpiredRateLimits(now) {
       const result = await db
         .deleteFrom('rate_limits')

@@ -34,11 +34,14 @@ function insertSql(rows: number): string {
  * While another process holds the write lock, the batch waits on timers (busy.ts), up to
  * `timeoutMs`, and the server keeps answering meanwhile.
  */
-export function sqliteAuditBatch(
-  raw: BetterSqlite3.Database,
-  fallback: Store,
-  timeoutMs: number,
-): Pick<Store, 'insertAuditRecords'> {
+export function sqliteAuditBatch(options: {
+  raw: BetterSqlite3.Database;
+  fallback: Store;
+  timeoutMs: number;
+  /** The WAL sync a commit awaits under SERVICE_SQLITE_SYNCHRONOUS=full (wal-sync.ts). */
+  durable: (() => Promise<void>) | undefined;
+}): Pick<Store, 'insertAuditRecords'> {
+  const { raw, fallback, timeoutMs, durable } = options;
   let statements: { chunk: BetterSqlite3.Statement; single: BetterSqlite3.Statement } | undefined;
   const insertAll = raw.transaction((records: AuditRecord[]) => {
     statements ??= { chunk: raw.prepare(insertSql(CHUNK)), single: raw.prepare(insertSql(1)) };
@@ -56,8 +59,11 @@ export function sqliteAuditBatch(
   return {
     async insertAuditRecords(records) {
       if (records.length === 0) return;
-      const attempt = () =>
-        raw.inTransaction ? fallback.insertAuditRecords(records) : insertAll.immediate(records);
+      const attempt = async () => {
+        if (raw.inTransaction) return fallback.insertAuditRecords(records);
+        insertAll.immediate(records);
+        await durable?.();
+      };
       await whenNotBusy(attempt, timeoutMs).catch((error: unknown) => {
         throw translateSqliteError(error);
       });

@@ -18,6 +18,11 @@ export interface SqliteDriverOptions {
   prepare(sql: string): BetterSqlite3.Statement;
   /** How long a statement or a BEGIN waits for another process's write lock. */
   timeoutMs: number;
+  /**
+   * Makes what was committed durable (wal-sync.ts), awaited before a write's caller is
+   * answered; absent under SERVICE_SQLITE_SYNCHRONOUS=normal.
+   */
+  durable?: () => Promise<void>;
 }
 
 /**
@@ -66,6 +71,8 @@ class Mutex {
 
 class LockWaitingDriver implements Driver {
   readonly #mutex = new Mutex();
+  /** A write was committed (a COMMIT, or an autocommit write) since the connection was lent. */
+  #committed = false;
   readonly #hold: Hold = {
     release: () => this.#mutex.unlock(),
     reacquire: () => this.#mutex.lock(),
@@ -98,8 +105,15 @@ class LockWaitingDriver implements Driver {
     await connection.executeQuery(CompiledQuery.raw('ROLLBACK'));
   }
 
+  /**
+   * The connection goes to the next query before the sync is awaited, so that commits
+   * landing meanwhile share the next fdatasync instead of queueing behind this one.
+   */
   async releaseConnection(): Promise<void> {
+    const committed = this.#committed;
+    this.#committed = false;
     this.#mutex.unlock();
+    if (committed && this.options.durable) await this.options.durable();
   }
 
   /** Waits for the query in progress (and those queued) before closing the file. */
@@ -128,8 +142,20 @@ class LockWaitingDriver implements Driver {
 
   #run<R>({ sql, parameters }: CompiledQuery): QueryResult<R> {
     const statement = this.options.prepare(sql);
-    if (statement.reader) return { rows: statement.all(parameters) as R[] };
+    if (statement.reader) {
+      const rows = statement.all(parameters) as R[];
+      this.#noteCommit(sql, statement);
+      return { rows };
+    }
     const { changes, lastInsertRowid } = statement.run(parameters);
+    this.#noteCommit(sql, statement);
     return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+  }
+
+  /** A COMMIT, or a write (`INSERT … RETURNING` is a reader too) outside a transaction. */
+  #noteCommit(sql: string, statement: BetterSqlite3.Statement): void {
+    if (this.options.raw.inTransaction) return;
+    // SQLite counts transaction control (BEGIN, COMMIT, ROLLBACK) as read-only.
+    if (sql === 'COMMIT' || !statement.readonly) this.#committed = true;
   }
 }

@@ -4,7 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import { migrations } from '../migrations.js';
 import type { Database } from '../schema.js';
-import { createStore, type StoreHandle } from '../store.js';
+import { createStore, type Store, type StoreHandle } from '../store.js';
 import { sqliteAuditBatch } from './audit-batch.js';
 import { whenNotBusy } from './busy.js';
 import { sqliteDialect } from './driver.js';
@@ -12,6 +12,7 @@ import { translateSqliteError } from './errors.js';
 import { sqlitePreparedReads } from './prepared-reads.js';
 import { withStatementCache } from './statement-cache.js';
 import { sqliteUnsyncedWrites } from './unsynced-writes.js';
+import { walSync } from './wal-sync.js';
 
 export interface SqliteOptions {
   /** A file path, or `:memory:` for tests. */
@@ -31,26 +32,33 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
   // Blocking waits are acceptable while opening (nothing is served yet): switching a new
   // file to WAL needs the write lock.
   const raw = new BetterSqlite3(options.filename, { timeout: timeoutMs });
-  raw.pragma('journal_mode = WAL');
-  raw.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  const wal = raw.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+  // Commits never fsync on the server's thread: under `full` a writer is answered after
+  // wal-sync.ts has synced the WAL off the thread, which is what FULL would add here.
+  raw.pragma('synchronous = NORMAL');
   raw.pragma('foreign_keys = ON');
   // From here on SQLite never sleeps inside a call (that would freeze the event loop):
   // a busy database fails at once and busy.ts waits on timers.
   raw.pragma('busy_timeout = 0');
   const { prepare } = withStatementCache(raw);
-  const db = new Kysely<Database>({ dialect: sqliteDialect({ raw, prepare, timeoutMs }) });
-  const store = createStore(db);
-  const synchronous = options.synchronous;
+  const sync = options.synchronous === 'full' && wal ? walSync(`${raw.name}-wal`) : undefined;
+  const durable = sync?.durable;
+  const db = new Kysely<Database>({
+    dialect: sqliteDialect({ raw, prepare, timeoutMs, durable }),
+  });
+  const generic = createStore(db);
   return {
-    ...store,
-    ...sqliteUnsyncedWrites({ raw, db, fallback: store, prepare, timeoutMs, synchronous }),
-    ...sqlitePreparedReads(raw, store, timeoutMs),
-    ...sqliteAuditBatch(raw, store, timeoutMs),
+    ...sqliteStore({ raw, db, generic, prepare, timeoutMs, durable }),
     dialect: 'sqlite',
-    migrate: () =>
-      whenNotBusy(() => migrateSqlite(raw), timeoutMs).catch((error: unknown) => {
-        throw translateSqliteError(error);
-      }),
+    migrate: async () => {
+      const applied = await whenNotBusy(() => migrateSqlite(raw), timeoutMs).catch(
+        (error: unknown) => {
+          throw translateSqliteError(error);
+        },
+      );
+      await durable?.();
+      return applied;
+    },
     async ping() {
       try {
         raw.prepare('SELECT 1').get();
@@ -60,10 +68,39 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
     },
     async close() {
       await db.destroy();
+      await sync?.close();
       // Kysely skips its driver's destroy when it never ran a query (a process that only
       // used the prepared reads): the file must be closed all the same.
       if (raw.open) raw.close();
     },
+  };
+}
+
+/**
+ * The generic (Kysely) store, with the methods SQLite answers on its raw connection
+ * instead: each override is named here, and each module says why it exists.
+ */
+function sqliteStore(options: {
+  raw: BetterSqlite3.Database;
+  db: Kysely<Database>;
+  generic: Store;
+  prepare(sql: string): BetterSqlite3.Statement;
+  timeoutMs: number;
+  durable: (() => Promise<void>) | undefined;
+}): Store {
+  const { raw, db, generic, prepare, timeoutMs, durable } = options;
+  const reads = sqlitePreparedReads(raw, generic, timeoutMs);
+  const unsynced = sqliteUnsyncedWrites({ raw, fallback: generic, timeoutMs });
+  const audit = sqliteAuditBatch({ raw, fallback: generic, timeoutMs, durable });
+  return {
+    ...generic,
+    findSessionByTokenHash: reads.findSessionByTokenHash,
+    findServiceTokenByHash: reads.findServiceTokenByHash,
+    findIdentityById: reads.findIdentityById,
+    hitRateLimit: unsynced.hitRateLimit,
+    hitRateLimits: unsynced.hitRateLimits,
+    insertFlow: unsynced.insertFlow,
+    insertAuditRecords: audit.insertAuditRecords,
   };
 }
 

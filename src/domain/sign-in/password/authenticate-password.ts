@@ -1,5 +1,6 @@
 import type { Actor } from '../../audit/audit-log.js';
 import { DomainError, validationError } from '../../errors.js';
+import { consumeRateLimits } from '../../rate-limit/rate-limiter.js';
 import type { MintedSession, SessionDevice } from '../../sessions/session.js';
 import type { Store } from '../../store.js';
 import { type CompleteSignInDeps, completeSignIn } from '../complete-sign-in.js';
@@ -21,7 +22,7 @@ export interface AuthenticatePasswordDeps
   extends PasswordMethodDeps, CompleteSignInDeps, SecondFactorLimitDeps, SecondFactorMethodDeps {
   store: PasswordMethodDeps['store'] &
     SecondFactorMethodDeps['store'] &
-    Pick<Store, 'transaction' | 'hitRateLimit'>;
+    Pick<Store, 'transaction' | 'hitRateLimit' | 'hitRateLimits'>;
 }
 
 /** The direct sign-in's body: the password, and a second factor where the identity has one. */
@@ -43,6 +44,7 @@ export async function authenticateWithPassword(
   device: SessionDevice,
 ): Promise<MintedSession> {
   const secondFactor = directSecondFactor(input);
+  await consumeRateLimits(deps.store, deps.clock, passwordMethod.limits(deps, input));
   const outcome = await passwordMethod.authenticate(deps, input, signInNotes());
   if ('failure' in outcome) throw new DomainError(outcome.failure);
   const { identity } = outcome;

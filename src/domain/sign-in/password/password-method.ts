@@ -3,7 +3,6 @@ import type { RateLimitRule } from '../../../lib/rate.js';
 import { validationError } from '../../errors.js';
 import { parseUsername } from '../../identities/identity.js';
 import type { PasswordHasher } from '../../passwords/password-hasher.js';
-import { consumeRateLimit } from '../../rate-limit/rate-limiter.js';
 import type { Store } from '../../store.js';
 import type { SignInMethod, SignInOutcome } from '../method.js';
 import { type RehashDeps, replaceStaleHash } from '../../passwords/rehash.js';
@@ -14,7 +13,7 @@ export interface PasswordInput {
 }
 
 export interface PasswordMethodDeps extends RehashDeps {
-  store: Pick<Store, 'findIdentityByUsername' | 'hitRateLimit' | 'transaction'>;
+  store: Pick<Store, 'findIdentityByUsername' | 'transaction'>;
   clock: Clock;
   hasher: PasswordHasher;
   usernameRule: RateLimitRule;
@@ -27,7 +26,8 @@ export const MISSING_CREDENTIALS = 'username and password are required';
  * one argon2 verification and end in the same `invalid_credentials`; only after a correct
  * password may the submitter learn that the identity is disabled.
  *
- * Every attempt counts against the username, successful ones too (docs/api.md). A name
+ * Every attempt counts against the username, successful ones too (docs/api.md), through
+ * `limits`, which the caller counts before `authenticate`. A name
  * that breaks the username rule matches no account, so it is not counted: that keeps
  * arbitrary attacker-chosen text (up to the body limit) out of the counter table.
  */
@@ -51,13 +51,15 @@ export const passwordMethod = {
     return { username: typeof raw === 'string' ? parseUsername(raw) : null };
   },
 
+  limits(deps, input) {
+    // A malformed username is not counted, but still costs one dummy verification in
+    // `authenticate`, like any unknown user.
+    const username = parseUsername(input.username);
+    return username === null ? [] : [{ key: `auth:user:${username}`, rule: deps.usernameRule }];
+  },
+
   async authenticate(deps, input, notes): Promise<SignInOutcome> {
     const username = parseUsername(input.username);
-    // A malformed username is not counted, but still costs one dummy verification below,
-    // like any unknown user.
-    if (username !== null) {
-      await consumeRateLimit(deps.store, deps.clock, `auth:user:${username}`, deps.usernameRule);
-    }
     const identity =
       username === null ? undefined : await deps.store.findIdentityByUsername(username);
     if (identity) notes.identityId = identity.id;

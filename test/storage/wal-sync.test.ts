@@ -1,0 +1,200 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { open } from 'node:fs/promises';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { FlowRecord } from '../../src/domain/login-flows/flow.js';
+import { newToken, randomSecret } from '../../src/lib/tokens.js';
+import { StorageUnavailable } from '../../src/storage/errors.js';
+import { openSqlite } from '../../src/storage/sqlite/open.js';
+import type { StoreHandle } from '../../src/storage/store.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
+
+/**
+ * docs/sqlite.md: under synchronous=full a write is answered only once the WAL holding its
+ * commit has been fdatasync'ed, off the server's thread (wal-sync.ts); rate-limit counters
+ * and new login flows are answered without waiting. Observed on the real connection and
+ * the real file handle: the statements as they run, and each fdatasync's start and end.
+ */
+describe('commits made durable off the event loop [sqlite]', () => {
+  let db: TestDatabase;
+  let store: StoreHandle;
+  /** `sql:<statement>`, `sync:start`, `sync:end`, and what the test itself notes. */
+  let events: string[];
+  /** The next n fdatasyncs fail (an I/O error). */
+  let failSyncs: number;
+
+  async function openStore(synchronous: 'normal' | 'full'): Promise<void> {
+    db = await createTestDatabase('sqlite');
+    const probe = new BetterSqlite3(':memory:');
+    const statement = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<
+      'run' | 'get' | 'all',
+      (...args: unknown[]) => unknown
+    >;
+    probe.close();
+    const handle = await open(db.file!, 'a');
+    const fileHandle = Object.getPrototypeOf(handle) as { datasync(): Promise<void> };
+    await handle.close();
+    events = [];
+    failSyncs = 0;
+    for (const method of ['run', 'get', 'all'] as const) {
+      const original = statement[method];
+      vi.spyOn(statement, method).mockImplementation(function (
+        this: BetterSqlite3.Statement,
+        ...args: unknown[]
+      ) {
+        events.push(`sql:${this.source}`);
+        return original.apply(this, args);
+      });
+    }
+    const datasync = fileHandle.datasync;
+    vi.spyOn(fileHandle, 'datasync').mockImplementation(async function (this: unknown) {
+      events.push('sync:start');
+      if (failSyncs > 0) {
+        failSyncs -= 1;
+        events.push('sync:failed');
+        throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+      }
+      await datasync.call(this);
+      events.push('sync:end');
+    });
+    store = openSqlite({ filename: db.file!, busyTimeoutMs: 1000, synchronous });
+    await store.migrate();
+    events = [];
+  }
+
+  afterEach(async () => {
+    await store?.close();
+    vi.restoreAllMocks();
+    await db?.drop();
+  });
+
+  const flow = (): FlowRecord & { token_format: 'crc32' } => ({
+    id: newToken('flow'),
+    csrf_token: randomSecret(),
+    return_to: null,
+    state: 'created',
+    failed_attempts: 0,
+    identity_id: null,
+    first_method: null,
+    issued_at: 1_000,
+    expires_at: 900_000,
+    token_format: 'crc32',
+  });
+  const syncs = () => events.filter((event) => event === 'sync:start').length;
+
+  it('full: a transaction is answered after a WAL sync that began after its COMMIT', async () => {
+    await openStore('full');
+    const created = flow();
+    await store.insertFlow(created);
+    await store.transaction((tx) => tx.completeFlow(created.id, 2_000));
+    events.push('answered');
+
+    const commit = events.indexOf('sql:COMMIT');
+    expect(commit).toBeGreaterThanOrEqual(0);
+    expect(events.slice(commit + 1)).toEqual(['sync:start', 'sync:end', 'answered']);
+  });
+
+  it('full: an autocommit write outside a transaction is synced too', async () => {
+    await openStore('full');
+    await store.insertAuditRecords([
+      {
+        id: newToken('flow'),
+        at: 1_000,
+        action: 'probe',
+        service_name: null,
+        service_id: null,
+        target_identity: null,
+        outcome: 'success',
+        details: '{}',
+      },
+    ]);
+    events.push('answered');
+    expect(events.slice(-3)).toEqual(['sync:start', 'sync:end', 'answered']);
+  });
+
+  it('full: counters and new flows are answered without a sync', async () => {
+    await openStore('full');
+    expect(await store.hitRateLimit('k', 60_000, 1_000)).toEqual({ count: 1, reset_at: 61_000 });
+    expect(await store.hitRateLimit('k', 60_000, 2_000)).toEqual({ count: 2, reset_at: 61_000 });
+    // The window over: the count starts again, as through Kysely.
+    expect(await store.hitRateLimit('k', 60_000, 61_000)).toEqual({
+      count: 1,
+      reset_at: 121_000,
+    });
+    const created = flow();
+    await store.insertFlow(created);
+    expect(await store.findFlow(created.id)).toEqual(created);
+    expect(syncs()).toBe(0);
+  });
+
+  it('full: concurrent writes share syncs, each answered after one that began after its commit', async () => {
+    await openStore('full');
+    const answered: number[] = [];
+    const commits: number[] = [];
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        store
+          .transaction(async (tx) => {
+            await tx.hitRateLimit(`key-${i}`, 60_000, 1_000);
+            // COMMIT is the next statement this transaction runs.
+            commits[i] = events.length;
+          })
+          .then(() => {
+            answered[i] = events.length;
+            events.push(`answered:${i}`);
+          }),
+      ),
+    );
+    const starts = events.flatMap((event, index) => (event === 'sync:start' ? [index] : []));
+    const ends = events.flatMap((event, index) => (event === 'sync:end' ? [index] : []));
+    expect(starts.length).toBeGreaterThanOrEqual(1);
+    expect(starts.length).toBeLessThan(30);
+    for (let i = 0; i < 30; i++) {
+      expect(events[commits[i]!]).toBe('sql:COMMIT');
+      const covering = starts.findIndex(
+        (start, s) => start > commits[i]! && ends[s]! < answered[i]!,
+      );
+      expect(covering, `write ${i} was answered before a sync covered it`).toBeGreaterThanOrEqual(
+        0,
+      );
+    }
+  });
+
+  it('full: a failed sync answers unavailable, and the next write syncs again', async () => {
+    await openStore('full');
+    failSyncs = 1;
+    await expect(store.transaction((tx) => tx.hitRateLimit('a', 60_000, 1_000))).rejects.toThrow(
+      StorageUnavailable,
+    );
+    // The commit itself happened: it is visible, though its writer was told it failed.
+    expect((await store.hitRateLimit('a', 60_000, 2_000)).count).toBe(2);
+    events = [];
+    await store.transaction((tx) => tx.hitRateLimit('b', 60_000, 1_000));
+    expect(events.slice(-2)).toEqual(['sync:start', 'sync:end']);
+  });
+
+  it('normal: nothing waits for a sync', async () => {
+    await openStore('normal');
+    await store.hitRateLimit('k', 60_000, 1_000);
+    await store.insertFlow(flow());
+    await store.transaction((tx) => tx.hitRateLimit('other', 60_000, 1_000));
+    expect(events).toContain('sql:COMMIT');
+    expect(syncs()).toBe(0);
+  });
+
+  it('while a transaction is open, a counter waits and commits on its own, not with it', async () => {
+    await openStore('full');
+    let pending: Promise<unknown> | undefined;
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.hitRateLimit('inside', 60_000, 1_000);
+        pending = store.hitRateLimit('outside', 60_000, 1_000);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await pending).toEqual({ count: 1, reset_at: 61_000 });
+    // Through Kysely after the rollback, as an ordinary autocommit: synced like one.
+    expect(syncs()).toBe(1);
+    expect((await store.hitRateLimit('inside', 60_000, 2_000)).count).toBe(1);
+    expect((await store.hitRateLimit('outside', 60_000, 2_000)).count).toBe(2);
+  });
+});
