@@ -10,6 +10,7 @@ import { whenNotBusy } from './busy.js';
 import { sqliteDialect } from './driver.js';
 import { translateSqliteError } from './errors.js';
 import { sqlitePreparedReads } from './prepared-reads.js';
+import { sqliteSignInStatements } from './sign-in-statements.js';
 import { withStatementCache } from './statement-cache.js';
 import { sqliteUnsyncedWrites } from './unsynced-writes.js';
 import { walSync } from './wal-sync.js';
@@ -48,7 +49,7 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
   });
   const generic = createStore(db);
   return {
-    ...sqliteStore({ raw, db, generic, prepare, timeoutMs, durable }),
+    ...sqliteStore({ raw, generic, timeoutMs, durable }),
     dialect: 'sqlite',
     migrate: async () => {
       const applied = await whenNotBusy(() => migrateSqlite(raw), timeoutMs).catch(
@@ -82,18 +83,30 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
  */
 function sqliteStore(options: {
   raw: BetterSqlite3.Database;
-  db: Kysely<Database>;
   generic: Store;
-  prepare(sql: string): BetterSqlite3.Statement;
   timeoutMs: number;
   durable: (() => Promise<void>) | undefined;
 }): Store {
-  const { raw, db, generic, prepare, timeoutMs, durable } = options;
+  const { raw, generic, timeoutMs, durable } = options;
   const reads = sqlitePreparedReads(raw, generic, timeoutMs);
   const unsynced = sqliteUnsyncedWrites({ raw, fallback: generic, timeoutMs });
   const audit = sqliteAuditBatch({ raw, fallback: generic, timeoutMs, durable });
+  const signIn = sqliteSignInStatements(raw, generic, timeoutMs);
   return {
     ...generic,
+    // A transaction's store: the generic one, with a sign-in's writes on the raw connection.
+    transaction: (work) =>
+      generic.transaction((tx) =>
+        work(
+          Object.assign(tx, {
+            completeFlow: signIn.inTransaction.completeFlow,
+            insertSession: signIn.inTransaction.insertSession,
+          }),
+        ),
+      ),
+    findFlow: signIn.reads.findFlow,
+    findIdentityByUsername: signIn.reads.findIdentityByUsername,
+    findTotpFactor: signIn.reads.findTotpFactor,
     findSessionByTokenHash: reads.findSessionByTokenHash,
     findServiceTokenByHash: reads.findServiceTokenByHash,
     findIdentityById: reads.findIdentityById,

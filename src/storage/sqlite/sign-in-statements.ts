@@ -1,0 +1,111 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Store } from '../../domain/store.js';
+import { retryWhileBusy } from './busy.js';
+import { translateSqliteError } from './errors.js';
+
+/** What a sign-in reads before its transaction. */
+export type SignInReads = Pick<Store, 'findFlow' | 'findIdentityByUsername' | 'findTotpFactor'>;
+/** What a sign-in writes inside its transaction. */
+export type SignInTransactionWrites = Pick<Store, 'completeFlow' | 'insertSession'>;
+
+type SessionRow = Parameters<Store['insertSession']>[0];
+const SESSION_COLUMNS = Object.keys({
+  id: true,
+  token_hash: true,
+  identity_id: true,
+  authenticated_via: true,
+  aal: true,
+  issued_at: true,
+  expires_at: true,
+  revoked_at: true,
+  last_used_at: true,
+  user_agent: true,
+  client_address: true,
+  token_format: true,
+} satisfies Record<keyof SessionRow, true>) as (keyof SessionRow)[];
+
+const SQL = {
+  findFlow: 'SELECT * FROM flows WHERE id = ?',
+  findIdentityByUsername: 'SELECT * FROM identities WHERE username = ?',
+  findTotpFactor: 'SELECT * FROM totp_factors WHERE identity_id = ?',
+  completeFlow: `UPDATE flows SET state = 'completed' WHERE id = ? AND state = ? AND expires_at > ?`,
+  insertSession: `INSERT INTO sessions (${SESSION_COLUMNS.join(', ')}) VALUES (${SESSION_COLUMNS.map(() => '?').join(', ')})`,
+};
+
+/**
+ * The statements of a password or flow sign-in, prepared once on the connection instead of
+ * a Kysely build and compile per call: a login runs each of them once, and at the rate
+ * logins come (argon2 bounds them) their JavaScript is rarely hot. Rows are read as objects
+ * with every column, as Kysely's `selectAll` reads them; the store contract suite holds
+ * both to the same answers.
+ *
+ * The reads follow prepared-reads.ts: direct between Kysely's queries, through Kysely while
+ * one of its transactions holds the connection. The writes are only ever called inside a
+ * Kysely transaction (sqliteStore hands them to the transaction's store), which holds the
+ * connection and SQLite's write lock: they run on it directly, as part of that transaction.
+ */
+export function sqliteSignInStatements(
+  raw: BetterSqlite3.Database,
+  fallback: Store,
+  timeoutMs: number,
+): { reads: SignInReads; inTransaction: SignInTransactionWrites } {
+  let prepared: Record<keyof typeof SQL, BetterSqlite3.Statement> | undefined;
+  // Prepared on first use: the tables exist only once the store has been migrated.
+  const statements = () =>
+    (prepared ??= Object.fromEntries(
+      Object.entries(SQL).map(([name, text]) => [name, raw.prepare(text)]),
+    ) as Record<keyof typeof SQL, BetterSqlite3.Statement>);
+
+  function read<R>(direct: () => R, viaKysely: () => Promise<R>): Promise<R> {
+    if (raw.inTransaction) return viaKysely();
+    try {
+      return Promise.resolve(direct());
+    } catch (error) {
+      return retryWhileBusy(error, direct, timeoutMs).catch((last: unknown) => {
+        throw translateSqliteError(last);
+      });
+    }
+  }
+
+  function write<R>(step: () => R): Promise<R> {
+    try {
+      return Promise.resolve(step());
+    } catch (error) {
+      return Promise.reject(translateSqliteError(error));
+    }
+  }
+
+  return {
+    reads: {
+      findFlow: (id) =>
+        read(
+          () => statements().findFlow.get(id) as Awaited<ReturnType<Store['findFlow']>>,
+          () => fallback.findFlow(id),
+        ),
+      findIdentityByUsername: (username) =>
+        read(
+          () =>
+            statements().findIdentityByUsername.get(username) as Awaited<
+              ReturnType<Store['findIdentityByUsername']>
+            >,
+          () => fallback.findIdentityByUsername(username),
+        ),
+      findTotpFactor: (identityId) =>
+        read(
+          () =>
+            statements().findTotpFactor.get(identityId) as Awaited<
+              ReturnType<Store['findTotpFactor']>
+            >,
+          () => fallback.findTotpFactor(identityId),
+        ),
+    },
+    inTransaction: {
+      completeFlow: (id, now, from = 'created') =>
+        write(() => statements().completeFlow.run(id, from, now).changes === 1),
+      insertSession: (record) =>
+        write(() => {
+          statements().insertSession.run(SESSION_COLUMNS.map((column) => record[column] ?? null));
+        }),
+    },
+  };
+}
