@@ -5,12 +5,16 @@ import { generateSigningKey } from '../../src/adapters/oidc-signing-key.js';
 import { SIGNING_KEY_RETENTION_MS } from '../../src/domain/oidc/lifetimes.js';
 import { publishedSigningKeys, rotateSigningKey } from '../../src/domain/oidc/signing-keys.js';
 import { createSecretBox } from '../../src/lib/secret-box.js';
+import { openStorage } from '../../src/storage/open.js';
+import { FakeClock } from '../helpers/clock.js';
 import { cliSandbox, type CliSandbox } from '../helpers/cli.js';
 import {
   createTestDatabase,
   describeEachDatabase,
+  postgresAvailable,
   type TestDatabase,
 } from '../helpers/databases.js';
+import { asAdmin, createScratchDatabase } from '../helpers/postgres-admin.js';
 import { runServe, type ServeProcess } from '../helpers/serve.js';
 import { addClient, addUser, freePort, PASSWORD, startOidcApp, type OidcApp } from './helpers.js';
 import { authorizeSignedIn } from './http-flow.js';
@@ -207,4 +211,54 @@ describe('tessera serve re-seals OIDC signing keys at start-up', () => {
     expect(jwks.keys.map((key) => key.kid)).toEqual([underA!.id]);
     expect(last.stdout() + last.stderr()).not.toContain('OIDC signing keys did not load');
   }, 120_000);
+});
+
+const onPostgres = postgresAvailable ? describe : describe.skip;
+
+onPostgres('OIDC signing keys on a read-only database [postgres]', () => {
+  it('are served from a previous key when the re-seal cannot be written, and re-sealed later', async () => {
+    const scratch = await createScratchDatabase();
+    const open = () => openStorage({ databaseUrl: scratch.url, timeoutMs: 5000, poolSize: 2 });
+    const writable = open();
+    try {
+      await writable.migrate();
+      const key = generateSigningKey();
+      const context = `oidc-signing-key:${key.kid}`;
+      const sealed = createSecretBox(KEY_A).seal(JSON.stringify(key.privateJwk), context);
+      const clock = new FakeClock();
+      await writable.insertSigningKey({
+        id: key.kid,
+        alg: key.alg,
+        public_jwk: JSON.stringify(key.publicJwk),
+        sealed_private_jwk: sealed,
+        created_at: clock.now(),
+        activates_at: clock.now(),
+      });
+      const rotated = createSecretBox(KEY_B, [KEY_A]);
+      const load = (store: typeof writable) =>
+        publishedSigningKeys({ store, clock, secretBox: rotated }, SIGNING_KEY_RETENTION_MS);
+
+      await asAdmin((admin) =>
+        admin.query(`ALTER DATABASE ${scratch.name} SET default_transaction_read_only = on`),
+      );
+      const readOnly = open();
+      try {
+        expect((await load(readOnly)).map((k) => k.privateJwk)).toEqual([key.privateJwk]);
+      } finally {
+        await readOnly.close();
+        await asAdmin((admin) =>
+          admin.query(`ALTER DATABASE ${scratch.name} RESET default_transaction_read_only`),
+        );
+      }
+      expect((await writable.listSigningKeys())[0]?.sealed_private_jwk).toBe(sealed);
+      // Writable again: the next load re-seals it.
+      expect((await load(writable)).map((k) => k.kid)).toEqual([key.kid]);
+      expect(rotated.isStale((await writable.listSigningKeys())[0]!.sealed_private_jwk)).toBe(
+        false,
+      );
+    } finally {
+      await writable.close();
+      await scratch.drop();
+    }
+  });
 });

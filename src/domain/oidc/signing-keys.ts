@@ -172,8 +172,8 @@ export async function listSigningKeys(
  * The keys to publish, the signing one first; each with its private JWK opened. A key sealed
  * under a previous encryption key (SERVICE_ENCRYPTION_KEYS_PREVIOUS) is re-sealed under the
  * current one as it is loaded, so the old encryption key can go without rotating signing
- * keys. The update is conditional on the sealed value read: instances loading at once
- * re-seal each key once between them, and the loser keeps the plaintext it opened.
+ * keys. The update is conditional on the sealed value read: of instances loading at once,
+ * one re-seals each key, and the others keep the plaintext they opened.
  */
 export async function publishedSigningKeys(
   deps: Pick<SigningKeyDeps, 'store' | 'clock' | 'secretBox'>,
@@ -195,7 +195,11 @@ export async function publishedSigningKeys(
     }
     if (deps.secretBox.isStale(record.sealed_private_jwk)) {
       const sealed = deps.secretBox.seal(plaintext, context);
-      await deps.store.resealSigningKey(record.id, record.sealed_private_jwk, sealed);
+      // A key that opened is served even if the write fails (a read-only database): the
+      // next load, within KEY_REFRESH_MS, tries again.
+      await deps.store
+        .resealSigningKey(record.id, record.sealed_private_jwk, sealed)
+        .catch(() => false);
     }
     opened.push({
       kid: record.id,
