@@ -31,6 +31,13 @@ async function start(config: Config, logger: Logger): Promise<void> {
   const applied = await deps.store.migrate();
   if (applied.length > 0) app.log.info({ applied }, 'migrations applied');
   await checkLegacyTokens(deps, app.log, true);
+  if (app.oidc) {
+    // Loading the signing keys now, not on the first OIDC request, re-seals at once those
+    // sealed under a previous encryption key, and names one that no longer opens.
+    await app.oidc
+      .refresh()
+      .catch((error: unknown) => app.log.error({ err: error }, 'OIDC signing keys did not load'));
+  }
 
   let sweeping = false;
   const sweeper =

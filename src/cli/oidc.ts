@@ -75,7 +75,9 @@ export function oidcCommands(program: Command): void {
       printList(clients, options.json, 'no OIDC clients', (item) => {
         const state = item.revoked_at ? `revoked ${item.revoked_at}` : 'active';
         const party = item.first_party ? 'first-party' : 'third-party';
-        return `${item.client_id}  ${item.name}  ${item.type}  ${party}  ${state}  ${item.redirect_uris.join(' ')}`;
+        // Still accepted; a new client gets a checksummed secret (docs/tokens.md).
+        const legacy = item.secret_format === 'legacy' ? '  pre-checksum secret' : '';
+        return `${item.client_id}  ${item.name}  ${item.type}  ${party}  ${state}  ${item.redirect_uris.join(' ')}${legacy}`;
       });
     });
 

@@ -11,6 +11,7 @@ export const TOKEN_PREFIX = {
   session: 'tess_s_',
   service: 'tess_svc_',
   flow: 'tess_f_',
+  oidcClientSecret: 'tess_ocs_',
 } as const;
 
 export type TokenKind = keyof typeof TOKEN_PREFIX;

@@ -84,7 +84,7 @@ onPostgres(`PostgreSQL refusing service [postgres]${pgSuffix}`, () => {
     await expectServing();
   });
 
-  it('read-only database (default_transaction_read_only, SQLSTATE 25006): writes 503, reads served', async () => {
+  it('read-only database (default_transaction_read_only, SQLSTATE 25006): writes 503, reads served, not ready', async () => {
     await admin(`ALTER DATABASE ${scratch.name} SET default_transaction_read_only = on`);
     // A store of its own: every session it opens starts read-only.
     const readOnly = await appOnStore(
@@ -99,6 +99,14 @@ onPostgres(`PostgreSQL refusing service [postgres]${pgSuffix}`, () => {
       const res = await readOnly.call('GET', url, read);
       expect(res.statusCode).toBe(200);
       expect(res.json().display_name).toBe('refused-user');
+      // It answers, but can sign no one in: a load balancer must take it out of rotation.
+      for (let i = 0; i < 2; i += 1) {
+        const notReady = await readOnly.app.inject({ method: 'GET', url: '/readyz' });
+        expect({ status: notReady.statusCode, body: notReady.json() }).toEqual({
+          status: 503,
+          body: { status: 'unavailable', error: 'unavailable' },
+        });
+      }
     } finally {
       await readOnly.close();
       await admin(`ALTER DATABASE ${scratch.name} RESET default_transaction_read_only`);
@@ -106,6 +114,15 @@ onPostgres(`PostgreSQL refusing service [postgres]${pgSuffix}`, () => {
     const res = await patchIdentity('Writable');
     expect(res.statusCode).toBe(200);
     expect(res.json().display_name).toBe('Writable');
+    // Writable again: a store opened now is ready, without a restart of anything.
+    const writable = await appOnStore(
+      openStorage({ databaseUrl: scratch.url, timeoutMs: 5000, poolSize: 4 }),
+    );
+    try {
+      expect((await writable.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    } finally {
+      await writable.close();
+    }
   });
 
   it('administrator shutdown of the session under a statement (pg_terminate_backend, 57P01)', async () => {

@@ -40,14 +40,15 @@ describe('tessera oidc', { timeout: 120_000 }, () => {
         'https://grafana2.example/login/generic_oauth',
       ],
       revoked_at: null,
+      secret_format: 'crc32',
     });
-    expect(created.client_secret).toMatch(/^tess_ocs_/);
+    expect(created.client_secret).toMatch(/^tess_ocs_[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/);
     const db = new BetterSqlite3(box.databaseFile, { readonly: true });
     const row = db.prepare('SELECT * FROM oidc_clients WHERE id = ?').get(created.client_id) as {
       secret_hash: string;
     };
     db.close();
-    expect(row.secret_hash).toBe(hashToken(created.client_secret));
+    expect(row.secret_hash).toBe(`crc32:${hashToken(created.client_secret)}`);
 
     const text = await runCli(
       [
@@ -86,6 +87,7 @@ describe('tessera oidc', { timeout: 120_000 }, () => {
       type: 'public',
       first_party: false,
       token_endpoint_auth_method: 'none',
+      secret_format: null,
     });
     expect(created).not.toHaveProperty('client_secret');
 

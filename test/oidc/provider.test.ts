@@ -1,8 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import * as rp from 'openid-client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { generateSigningKey } from '../../src/adapters/oidc-signing-key.js';
 import { setIdentityState } from '../../src/domain/identities/identity-service.js';
-import { revokeOidcClient } from '../../src/domain/oidc/client-service.js';
+import { listOidcClients, revokeOidcClient } from '../../src/domain/oidc/client-service.js';
 import { SIGNING_KEY_RETENTION_MS } from '../../src/domain/oidc/lifetimes.js';
 import {
   KEY_ACTIVATION_DELAY_MS,
@@ -11,7 +12,8 @@ import {
   rotateSigningKey,
 } from '../../src/domain/oidc/signing-keys.js';
 import { sweep } from '../../src/domain/sweep.js';
-import { hashToken } from '../../src/lib/tokens.js';
+import { newId } from '../../src/lib/ids.js';
+import { hashToken, tokenShape } from '../../src/lib/tokens.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { addClient, addUser, PASSWORD, startOidcApp, type OidcApp } from './helpers.js';
 import { authorizeSignedIn, CookieJar } from './http-flow.js';
@@ -30,6 +32,12 @@ async function oauthError(promise: Promise<unknown>): Promise<string> {
   return error.error ?? error.cause?.[0]?.parameters?.error ?? String(error);
 }
 const CALLBACK = 'https://app.example/callback';
+
+/** One character changed mid-secret: still the shape of a secret. */
+function typo(secret: string): string {
+  const at = 20;
+  return secret.slice(0, at) + (secret[at] === 'Q' ? 'R' : 'Q') + secret.slice(at + 1);
+}
 
 /** The provider's rules over HTTP, with openid-client as the relying party, on both databases. */
 describeEachDatabase('OIDC provider', (kind) => {
@@ -62,9 +70,9 @@ describeEachDatabase('OIDC provider', (kind) => {
 
   it('keeps only the digest of a client secret, and refuses a wrong one', async () => {
     const { client, client_secret: secret } = await firstPartyClient();
-    expect(secret).toMatch(/^tess_ocs_[A-Za-z0-9_-]{43}$/);
+    expect(secret).toMatch(/^tess_ocs_[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/);
     const stored = await t.deps.store.findOidcClient(client.client_id);
-    expect(stored?.secret_hash).toBe(hashToken(secret!));
+    expect(stored?.secret_hash).toBe(`crc32:${hashToken(secret!)}`);
     expect(JSON.stringify(stored)).not.toContain(secret!);
 
     const wrong = await relyingParty(t.issuer, client.client_id, `${secret}x`);
@@ -74,6 +82,43 @@ describeEachDatabase('OIDC provider', (kind) => {
     const right = await relyingParty(t.issuer, client.client_id, secret);
     const again = await authorizeSignedIn(right, CALLBACK, session);
     expect((await redeem(right, again.auth, again.landedOn)).claims()?.sub).toBe(identityId);
+  });
+
+  it('checksums client secrets: a broken checksum is refused, a pre-checksum secret still works', async () => {
+    const { client, client_secret: secret, config } = await firstPartyClient('Checksummed');
+    expect(tokenShape('oidcClientSecret', secret)).toBe('crc32');
+    expect(client.secret_format).toBe('crc32');
+    expect((await signInWith(config)).claims()?.sub).toBe(identityId);
+    // One character off: the shape of a secret, but its checksum fails.
+    const mistyped = await relyingParty(t.issuer, client.client_id, typo(secret!));
+    const first = await authorizeSignedIn(mistyped, CALLBACK, session);
+    expect(await oauthError(redeem(mistyped, first.auth, first.landedOn))).toBe('invalid_client');
+
+    // A client as a version before checksums stored it: 32 random bytes, the bare digest.
+    const old = `tess_ocs_${randomBytes(32).toString('base64url')}`;
+    const id = newId();
+    await t.deps.store.insertOidcClient({
+      id,
+      name: 'Before checksums',
+      secret_hash: hashToken(old),
+      token_endpoint_auth_method: 'client_secret_basic',
+      redirect_uris: JSON.stringify([CALLBACK]),
+      post_logout_redirect_uris: '[]',
+      first_party: 1,
+      created_at: t.clock.now(),
+      revoked_at: null,
+    });
+    const listed = (await listOidcClients(t.deps.store)).find((row) => row.client_id === id);
+    expect(listed?.secret_format).toBe('legacy');
+    const legacy = await relyingParty(t.issuer, id, old);
+    const tokens = await signInWith(legacy);
+    expect(tokens.claims()?.sub).toBe(identityId);
+    expect((await rp.refreshTokenGrant(legacy, tokens.refresh_token!)).access_token).toBeTruthy();
+    const legacyTypo = await relyingParty(t.issuer, id, typo(old));
+    const second = await authorizeSignedIn(legacyTypo, CALLBACK, session);
+    expect(await oauthError(redeem(legacyTypo, second.auth, second.landedOn))).toBe(
+      'invalid_client',
+    );
   });
 
   it('requires S256 PKCE of public clients, and a code is redeemed once', async () => {

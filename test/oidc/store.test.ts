@@ -106,5 +106,10 @@ describeEachDatabase('oidc store contract', (kind) => {
     expect((await store.listSigningKeys()).map((row) => row.id)).toEqual(['k1', 'k2']);
     expect(await store.deleteSigningKeys(['k1'])).toBe(1);
     expect((await store.listSigningKeys()).map((row) => row.id)).toEqual(['k2']);
+    // Re-sealing is conditional on the value read: of two instances, one replaces it.
+    expect(await store.resealSigningKey('k2', 'other', 'resealed')).toBe(false);
+    expect(await store.resealSigningKey('k2', 'sealed', 'resealed')).toBe(true);
+    expect(await store.resealSigningKey('k2', 'sealed', 'resealed-again')).toBe(false);
+    expect((await store.listSigningKeys())[0]?.sealed_private_jwk).toBe('resealed');
   });
 });

@@ -11,7 +11,7 @@ import { TOKEN_PREFIX, newToken, tokenShape } from '../../src/lib/tokens.js';
 /** docs/secret-scanning: the rules as the tools read them, parsed from the shipped files. */
 interface ScanRule {
   name: string;
-  kind: 'session' | 'service';
+  kind: 'session' | 'service' | 'oidcClientSecret';
   pattern: RegExp;
   keywords: string[];
   entropy: number;
@@ -31,7 +31,8 @@ const yaml = parseYaml(readFileSync('docs/secret-scanning/trufflehog.yaml', 'utf
   detectors: { name: string; keywords: string[]; regex: Record<string, string>; entropy: number }[];
 };
 
-const kindOf = (name: string) => (/session/i.test(name) ? 'session' : 'service');
+const kindOf = (name: string) =>
+  /session/i.test(name) ? 'session' : /client/i.test(name) ? 'oidcClientSecret' : 'service';
 const RULES: ScanRule[] = [
   ...toml.rules.map((rule) => ({
     name: `gitleaks ${rule.id}`,
@@ -77,10 +78,10 @@ const contexts = (token: string) => [
 describe('secret scanning rules', () => {
   it('ship one rule per credential kind in each tool, gitleaks on top of its defaults', () => {
     expect(toml.extend.useDefault).toBe(true);
-    expect(toml.rules.map((rule) => rule.secretGroup)).toEqual([1, 1]);
+    expect(toml.rules.map((rule) => rule.secretGroup)).toEqual([1, 1, 1]);
     for (const tool of ['gitleaks', 'trufflehog']) {
       const kinds = RULES.filter((rule) => rule.name.startsWith(tool)).map((rule) => rule.kind);
-      expect(kinds.sort()).toEqual(['service', 'session']);
+      expect(kinds.sort()).toEqual(['oidcClientSecret', 'service', 'session']);
     }
     for (const rule of RULES) expect(rule.keywords).toEqual([TOKEN_PREFIX[rule.kind]]);
   });
@@ -148,7 +149,7 @@ describe('the checksum check of docs/tokens.md', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('accepts minted tokens of every kind', () => {
-    for (const kind of ['session', 'service', 'flow'] as const) {
+    for (const kind of ['session', 'service', 'flow', 'oidcClientSecret'] as const) {
       for (let i = 0; i < 500; i++) expect(isTesseraToken(newToken(kind))).toBe(true);
     }
   });

@@ -1,8 +1,8 @@
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { hashToken, randomSecret, secretsEqual } from '../../lib/tokens.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { notFound, validationError } from '../errors.js';
+import { newClientSecret } from './client-secret.js';
 import type { Store } from '../store.js';
 import {
   type OidcClientRecord,
@@ -18,9 +18,6 @@ export interface OidcClientDeps {
   clock: Clock;
   audit: AuditLog;
 }
-
-/** A client secret: recognisable in a leak scan, 32 CSPRNG bytes, only its SHA-256 kept. */
-const SECRET_PREFIX = 'tess_ocs_';
 
 export interface NewOidcClient {
   name: string;
@@ -45,11 +42,11 @@ export async function createOidcClient(
     0,
   );
   const method = authMethodOf(input);
-  const secret = input.public ? null : SECRET_PREFIX + randomSecret();
+  const issued = input.public ? null : newClientSecret();
   const record: OidcClientRecord = {
     id: newId(),
     name,
-    secret_hash: secret === null ? null : hashToken(secret),
+    secret_hash: issued?.secretHash ?? null,
     token_endpoint_auth_method: method,
     redirect_uris: JSON.stringify(redirectUris),
     post_logout_redirect_uris: JSON.stringify(logoutUris),
@@ -71,7 +68,7 @@ export async function createOidcClient(
       },
     });
   });
-  return { client, client_secret: secret };
+  return { client, client_secret: issued?.secret ?? null };
 }
 
 function authMethodOf(input: NewOidcClient): TokenEndpointAuthMethod {
@@ -118,10 +115,4 @@ export async function revokeOidcClient(
 
 export async function listOidcClients(store: Store): Promise<OidcClientView[]> {
   return (await store.listOidcClients()).map(toOidcClientView);
-}
-
-/** Constant-time check of a presented secret against the stored digest. */
-export function clientSecretMatches(record: OidcClientRecord, presented: unknown): boolean {
-  if (record.secret_hash === null || typeof presented !== 'string') return false;
-  return secretsEqual(hashToken(presented), record.secret_hash);
 }

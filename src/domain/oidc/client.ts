@@ -1,4 +1,6 @@
 import { toIso } from '../../lib/clock.js';
+import type { TokenFormat } from '../../lib/tokens.js';
+import { clientSecretFormat } from './client-secret.js';
 import { validationError } from '../errors.js';
 import { isAcceptedText } from '../text.js';
 
@@ -13,7 +15,10 @@ export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[numbe
 export interface OidcClientRecord {
   id: string;
   name: string;
-  /** SHA-256 of the client secret; null for a public client (PKCE, no secret). */
+  /**
+   * SHA-256 of the client secret, behind `crc32:` when the secret carries a checksum
+   * (client-secret.ts); null for a public client (PKCE, no secret).
+   */
   secret_hash: string | null;
   /** How the client authenticates at the token endpoint (RFC 7591 2). */
   token_endpoint_auth_method: TokenEndpointAuthMethod;
@@ -31,6 +36,8 @@ export interface OidcClientView {
   client_id: string;
   name: string;
   type: 'public' | 'confidential';
+  /** `crc32`: the secret carries a checksum; `legacy`: issued before; null: public client. */
+  secret_format: TokenFormat | null;
   first_party: boolean;
   token_endpoint_auth_method: TokenEndpointAuthMethod;
   redirect_uris: string[];
@@ -44,6 +51,7 @@ export function toOidcClientView(record: OidcClientRecord): OidcClientView {
     client_id: record.id,
     name: record.name,
     type: record.secret_hash === null ? 'public' : 'confidential',
+    secret_format: clientSecretFormat(record),
     first_party: record.first_party === 1,
     token_endpoint_auth_method: record.token_endpoint_auth_method,
     redirect_uris: JSON.parse(record.redirect_uris) as string[],

@@ -36,4 +36,9 @@ export interface OidcStore {
   /** Every key, oldest activation first. */
   listSigningKeys(): Promise<SigningKeyRecord[]>;
   deleteSigningKeys(ids: readonly string[]): Promise<number>;
+  /**
+   * Replaces a key's sealed private JWK if it is still `previous` (re-sealing under the
+   * current encryption key); false when another instance re-sealed it first.
+   */
+  resealSigningKey(id: string, previous: string, sealed: string): Promise<boolean>;
 }

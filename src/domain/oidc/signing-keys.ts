@@ -168,25 +168,46 @@ export async function listSigningKeys(
   return placed.map((key) => toKeyView(key, retentionMs));
 }
 
-/** The keys to publish, the signing one first; each with its private JWK opened. */
+/**
+ * The keys to publish, the signing one first; each with its private JWK opened. A key sealed
+ * under a previous encryption key (SERVICE_ENCRYPTION_KEYS_PREVIOUS) is re-sealed under the
+ * current one as it is loaded, so the old encryption key can go without rotating signing
+ * keys. The update is conditional on the sealed value read: of instances loading at once,
+ * one re-seals each key, and the others keep the plaintext they opened.
+ */
 export async function publishedSigningKeys(
   deps: Pick<SigningKeyDeps, 'store' | 'clock' | 'secretBox'>,
   retentionMs: number,
 ): Promise<Array<{ kid: string; state: KeyState; privateJwk: Record<string, unknown> }>> {
   const placed = placeKeys(await deps.store.listSigningKeys(), deps.clock.now(), retentionMs);
   const order: KeyState[] = ['active', 'next', 'retired'];
-  return placed
+  const published = placed
     .filter((key) => key.state !== 'expired')
-    .sort((a, b) => order.indexOf(a.state) - order.indexOf(b.state))
-    .map(({ record, state }) => {
-      const opened = deps.secretBox.open(record.sealed_private_jwk, sealContext(record.id));
-      if (opened === null) {
-        throw new Error(
-          `OIDC signing key ${record.id} does not open with SERVICE_ENCRYPTION_KEY or SERVICE_ENCRYPTION_KEYS_PREVIOUS`,
-        );
-      }
-      return { kid: record.id, state, privateJwk: JSON.parse(opened) as Record<string, unknown> };
+    .sort((a, b) => order.indexOf(a.state) - order.indexOf(b.state));
+  const opened = [];
+  for (const { record, state } of published) {
+    const context = sealContext(record.id);
+    const plaintext = deps.secretBox.open(record.sealed_private_jwk, context);
+    if (plaintext === null) {
+      throw new Error(
+        `OIDC signing key ${record.id} does not open with SERVICE_ENCRYPTION_KEY or SERVICE_ENCRYPTION_KEYS_PREVIOUS`,
+      );
+    }
+    if (deps.secretBox.isStale(record.sealed_private_jwk)) {
+      const sealed = deps.secretBox.seal(plaintext, context);
+      // A key that opened is served even if the write fails (a read-only database): the
+      // next load, within KEY_REFRESH_MS, tries again.
+      await deps.store
+        .resealSigningKey(record.id, record.sealed_private_jwk, sealed)
+        .catch(() => false);
+    }
+    opened.push({
+      kid: record.id,
+      state,
+      privateJwk: JSON.parse(plaintext) as Record<string, unknown>,
     });
+  }
+  return opened;
 }
 
 /** Deletes keys that left the JWKS; the one signing is never among them. */

@@ -1,4 +1,4 @@
-import { type TokenKind, tokenShape } from '../../lib/tokens.js';
+import { tokenShape } from '../../lib/tokens.js';
 import type { LegacyTokenKind, LegacyTokenStore } from './legacy-token-store.js';
 
 /**
@@ -13,7 +13,8 @@ import type { LegacyTokenKind, LegacyTokenStore } from './legacy-token-store.js'
  * The server refreshes at start-up and after each sweep; the answer can only go from
  * "remain" to "none" by revocations and the sweep, or back when a process of an older
  * version, during a rolling upgrade, mints one (its rows carry the column's default).
- * A kind added after checksums never had pre-checksum tokens: once looked, it has none.
+ * OIDC client secrets are not among these kinds: their client is at hand when one is
+ * presented, and its stored digest says which shape its secret has (oidc/client-secret.ts).
  */
 export class LegacyTokens {
   private remain: Readonly<Record<LegacyTokenKind, boolean>> | null = null;
@@ -31,9 +32,9 @@ export class LegacyTokens {
    * The offline check in front of every lookup by token: a checksummed token of `kind`, or
    * a well-formed one while pre-checksum tokens of that kind may exist.
    */
-  accepts(kind: TokenKind, value: unknown): value is string {
+  accepts(kind: LegacyTokenKind, value: unknown): value is string {
     const shape = tokenShape(kind, value);
     if (shape !== 'unchecked') return shape === 'crc32';
-    return this.remain === null || this.remain[kind as LegacyTokenKind] === true;
+    return this.remain === null || this.remain[kind] === true;
   }
 }

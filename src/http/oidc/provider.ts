@@ -4,7 +4,7 @@ import Provider, {
   interactionPolicy,
 } from 'oidc-provider';
 import { DomainError } from '../../domain/errors.js';
-import { clientSecretMatches } from '../../domain/oidc/client-service.js';
+import { clientSecretMatches, isWellFormedClientSecret } from '../../domain/oidc/client-secret.js';
 import { ACR_VALUES } from '../../domain/oidc/assurance.js';
 import { OIDC_TTL_SECONDS } from '../../domain/oidc/lifetimes.js';
 import { verifySession } from '../../domain/sessions/session-service.js';
@@ -206,6 +206,7 @@ export function createProvider(
     this: { clientId: string },
     presented: string,
   ) {
+    if (!isWellFormedClientSecret(presented)) return false;
     const record = await deps.store.findOidcClient(this.clientId);
     return (
       record !== undefined && record.revoked_at === null && clientSecretMatches(record, presented)

@@ -21,8 +21,8 @@ const HEALTHZ = operational(
   'Liveness: the process answers',
   responses({ 200: Type.Object({ status: StringEnum(['ok']) }, { description: 'Alive' }) }, []),
 );
-const READYZ = operational('readyz', 'Readiness: the database answers', {
-  ...responses({ 200: json(Readiness, 'The database answers') }, []),
+const READYZ = operational('readyz', 'Readiness: the database answers and takes writes', {
+  ...responses({ 200: json(Readiness, 'The database answers and takes writes') }, []),
   503: json(Readiness, 'The database cannot serve now'),
 });
 const METRICS = operational(

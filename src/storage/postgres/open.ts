@@ -1,5 +1,6 @@
 import { Kysely } from 'kysely';
 import pg from 'pg';
+import { StorageUnavailable } from '../errors.js';
 import { migrations } from '../migrations.js';
 import type { Database } from '../schema.js';
 import { createStore, type StoreHandle } from '../store.js';
@@ -63,8 +64,19 @@ export function openPostgres(options: PostgresOptions): StoreHandle {
           throw error;
         }
       }),
+    // One round trip, as before: the answer also says whether this session can write. A
+    // hot standby (after a failover) or default_transaction_read_only answers reads but can
+    // sign no one in, so it is not ready.
     ping: async () => {
-      await pool.query({ text: 'SELECT 1' });
+      const { rows } = await pool.query<{ read_only: string }>({
+        text: "SELECT current_setting('transaction_read_only') AS read_only",
+      });
+      if (rows[0]?.read_only !== 'off') {
+        throw new StorageUnavailable(
+          null,
+          'PostgreSQL is read-only (a standby, or default_transaction_read_only)',
+        );
+      }
     },
     // Kysely ends the pool only if it ever used it: a process that ran nothing but
     // migrate() would otherwise keep an idle connection, and stay alive, until pg's idle

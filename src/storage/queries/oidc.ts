@@ -106,5 +106,14 @@ export function oidcQueries(db: Kysely<Database>): OidcStore {
         .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
+    async resealSigningKey(id, previous, sealed) {
+      const result = await db
+        .updateTable('oidc_signing_keys')
+        .set({ sealed_private_jwk: sealed })
+        .where('id', '=', id)
+        .where('sealed_private_jwk', '=', previous)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
   };
 }

@@ -28,7 +28,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers */
+        /** Readiness: the database answers and takes writes */
         get: operations["readyz"];
         put?: never;
         post?: never;
@@ -1288,7 +1288,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The database answers */
+            /** @description The database answers and takes writes */
             200: {
                 headers: {
                     [name: string]: unknown;
