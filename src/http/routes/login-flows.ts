@@ -339,7 +339,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
 
   for (const surface of FLOW_METHODS) {
     const { method } = surface;
-    const signInAudit = signInAuditHooks(deps.audit, method);
+    const signInAudit = signInAuditHooks(deps.audit, method, method.id);
     app.post<SubmitRoute>(
       flowMethodUrl(method.id),
       {
