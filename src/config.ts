@@ -38,6 +38,8 @@ export interface Config {
     loginIp: RateLimitRule;
     loginUsername: RateLimitRule;
     flowCreateIp: RateLimitRule;
+    /** Challenge requests of a flow (`…/passkey/options`) per client address. */
+    challengeIp: RateLimitRule;
     /** Second-factor codes per identity (SERVICE_RATE_LIMIT_SECOND_FACTOR). */
     secondFactor: RateLimitRule;
   };
@@ -88,6 +90,7 @@ export const DEFAULTS = {
   SERVICE_RATE_LIMIT_LOGIN_IP: '30/60s',
   SERVICE_RATE_LIMIT_LOGIN_USERNAME: '10/15m',
   SERVICE_RATE_LIMIT_FLOW_CREATE_IP: '60/60s',
+  SERVICE_RATE_LIMIT_CHALLENGE_IP: '60/60s',
   SERVICE_RATE_LIMIT_SECOND_FACTOR: '10/15m',
   SERVICE_TOTP_ISSUER: 'Tessera',
   SERVICE_SWEEP_INTERVAL_MINUTES: '15',
@@ -337,6 +340,7 @@ export function loadConfig(env: Env = process.env): Config {
       loginIp: rule(env, 'SERVICE_RATE_LIMIT_LOGIN_IP'),
       loginUsername: rule(env, 'SERVICE_RATE_LIMIT_LOGIN_USERNAME'),
       flowCreateIp: rule(env, 'SERVICE_RATE_LIMIT_FLOW_CREATE_IP'),
+      challengeIp: rule(env, 'SERVICE_RATE_LIMIT_CHALLENGE_IP'),
       secondFactor: rule(env, 'SERVICE_RATE_LIMIT_SECOND_FACTOR'),
     },
     totpIssuer: totpIssuer(env),

@@ -1,7 +1,8 @@
 import cookie from '@fastify/cookie';
-import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { AppDeps } from './deps.js';
 import { SECOND_FACTOR_SURFACES, flowMethodUrl, flowMethodUrls } from './flow-methods.js';
+import { isFormPost, prefersHtml } from './login-page/respond.js';
 import { corsZoneOrigins } from './origins.js';
 import { NoContent, responses } from './schemas.js';
 import { accountRoutes } from './routes/account.js';
@@ -29,11 +30,34 @@ const ZONE_ROUTES = {
     '/v1/account/sessions/:id/revoke',
     '/v1/account/sessions/revoke-others',
   ],
+  /**
+   * The passkey and two-factor JSON routes (docs/passkeys.md, docs/two-factor.md), in the
+   * account zone too. Two of these paths also serve a hosted page: that answer stays unread
+   * cross-origin.
+   */
+  accountCredentials: [
+    '/v1/account/passkeys',
+    '/v1/account/passkeys/options',
+    '/v1/account/passkeys/:id',
+    '/v1/account/two-factor',
+    '/v1/account/two-factor/totp',
+    '/v1/account/two-factor/totp/confirm',
+    '/v1/account/two-factor/recovery-codes',
+    '/v1/account/two-factor/disable',
+  ],
 } as const;
 
 interface Preflight {
   methods: string;
   headers: string;
+}
+
+interface ZoneOptions {
+  preflight?: Preflight;
+  /** Response headers the listed origin's script may read. */
+  expose?: string;
+  /** A request answered with a page: no CORS header, whatever its origin. */
+  page?: (request: FastifyRequest) => boolean;
 }
 
 const FLOW_PREFLIGHT: Preflight = { methods: 'GET, POST', headers: 'Content-Type' };
@@ -55,7 +79,7 @@ const ACCOUNT_PREFLIGHT: Preflight = {
  */
 function corsZone(
   origins: readonly string[],
-  preflight: Preflight = FLOW_PREFLIGHT,
+  { preflight = FLOW_PREFLIGHT, expose, page }: ZoneOptions = {},
 ): onRequestHookHandler {
   const listed = new Set(origins);
   return function answerCors(request, reply, done) {
@@ -63,9 +87,13 @@ function corsZone(
     reply.header('vary', 'Origin');
     const origin = request.headers.origin;
     if (origin === undefined || !listed.has(origin)) return done();
+    if (page?.(request)) return done();
     reply.header('access-control-allow-origin', origin);
     reply.header('access-control-allow-credentials', 'true');
-    if (request.method !== 'OPTIONS') return done();
+    if (request.method !== 'OPTIONS') {
+      if (expose) reply.header('access-control-expose-headers', expose);
+      return done();
+    }
     reply
       .header('access-control-allow-methods', preflight.methods)
       .header('access-control-allow-headers', preflight.headers)
@@ -76,8 +104,14 @@ function corsZone(
   };
 }
 
+/** The hosted pages behind the same paths: a browser navigating, or a plain form post. */
+function answersPage(request: FastifyRequest): boolean {
+  if (request.method === 'OPTIONS') return false;
+  return request.method === 'GET' ? prefersHtml(request) : isFormPost(request);
+}
+
 /**
- * The browser endpoints with their two CORS zones (docs/browser-sign-in.md), registered as one
+ * The browser endpoints with their three CORS zones (docs/browser-sign-in.md), registered as one
  * encapsulated plugin. Each zone route, and its OPTIONS route, gets its zone's hook; the
  * other browser routes and every service endpoint carry no CORS header, and a preflight
  * for them finds no OPTIONS route and answers 404: there is no such resource for a browser.
@@ -92,8 +126,16 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
   const credentials = corsZone(origins.credentials);
   for (const url of ZONE_ROUTES.session) zones.set(url, session);
   for (const url of ZONE_ROUTES.credentials) zones.set(url, credentials);
-  const account = corsZone(origins.account, ACCOUNT_PREFLIGHT);
+  const account = corsZone(origins.account, { preflight: ACCOUNT_PREFLIGHT });
   for (const url of ZONE_ROUTES.account) zones.set(url, account);
+  // GET /v1/account/passkeys answers its CSRF token in a header, which a script elsewhere
+  // reads only if exposed.
+  const accountCredentials = corsZone(origins.account, {
+    preflight: ACCOUNT_PREFLIGHT,
+    expose: 'X-CSRF-Token',
+    page: answersPage,
+  });
+  for (const url of ZONE_ROUTES.accountCredentials) zones.set(url, accountCredentials);
 
   app.addHook('onRoute', (route) => {
     const zone = zones.get(route.url);

@@ -57,7 +57,7 @@ export const FLOW_METHODS: readonly FlowMethodSurface[] = [
     challenge: {
       summary: 'Passkey options (a challenge) for a login flow',
       description:
-        'Issues a WebAuthn challenge bound to the flow (single use, expires with the flow; a new request replaces the previous one) and answers the PublicKeyCredentialRequestOptions JSON: empty allowCredentials, user verification required.',
+        'Issues a WebAuthn challenge bound to the flow (single use, expires with the flow; a new request replaces the previous one) and answers the PublicKeyCredentialRequestOptions JSON: empty allowCredentials, user verification required. Counted per client address (SERVICE_RATE_LIMIT_CHALLENGE_IP, 429 past it) before the flow is looked up.',
     },
   },
 ];

@@ -22,10 +22,14 @@ export function attemptOf(request: FastifyRequest): SignInAttempt | undefined {
  * first hook must run before the Origin check, so a refused Origin is recorded too. A
  * path that cannot be a flow id is no sign-in attempt (404 without a lookup): no row.
  * The handler replaces the claim with the one its body makes, once the body was read.
+ *
+ * `signInMethod` is the method a first factor's route is for, known before anything is
+ * read; a second factor's route leaves it out and its step notes the flow's first method.
  */
 export function signInAuditHooks(
   audit: AuditLog,
   method: Pick<SignInMethod<string, unknown, never>, 'claim'>,
+  signInMethod?: string,
 ): {
   onRequest: onRequestHookHandler;
   onResponse: onResponseHookHandler;
@@ -34,7 +38,7 @@ export function signInAuditHooks(
     onRequest(request, _reply, done) {
       const id = (request.params as { id?: unknown }).id;
       if (isWellFormedToken('flow', id)) {
-        attempts.set(request, signInAttempt(id, request.ip, method.claim(undefined)));
+        attempts.set(request, signInAttempt(id, request.ip, method.claim(undefined), signInMethod));
       }
       done();
     },

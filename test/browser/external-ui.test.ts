@@ -180,6 +180,66 @@ describeInChromium('external login UI in a real browser', () => {
     await context.close();
   });
 
+  it('the UI manages passkeys and TOTP through the account zone; a third origin cannot', async () => {
+    const context = await browser.newContext();
+    const uiPage = await context.newPage();
+    await arriveAtUi(uiPage);
+    await signInThroughUi(uiPage);
+
+    /** A credentialed fetch with the CSRF header, as an account UI's script makes it. */
+    const call = (page: Page, url: string, method = 'GET', csrf?: string) =>
+      page.evaluate(
+        async ([target, verb, token]) => {
+          try {
+            const res = await fetch(target!, {
+              method: verb,
+              credentials: 'include',
+              headers: {
+                'content-type': 'application/json',
+                ...(token ? { 'x-csrf-token': token } : {}),
+              },
+              ...(verb === 'GET' ? {} : { body: '{}' }),
+            });
+            return {
+              status: res.status,
+              csrf: res.headers.get('x-csrf-token'),
+              body: await res.json(),
+            };
+          } catch (error) {
+            return { failed: (error as Error).name };
+          }
+        },
+        [url, method, csrf] as const,
+      );
+
+    // The list's CSRF token is in a response header, readable because it is exposed.
+    const list = await call(uiPage, `${tessera}/v1/account/passkeys`);
+    expect(list).toMatchObject({ status: 200, body: [] });
+    const csrf = (list as { csrf: string }).csrf;
+    expect(csrf).toBeTruthy();
+    // X-CSRF-Token makes these preflighted: the browser sends them only after a 204.
+    const options = await call(uiPage, `${tessera}/v1/account/passkeys/options`, 'POST', csrf);
+    expect(options).toMatchObject({
+      status: 200,
+      body: { options: { challenge: expect.any(String) } },
+    });
+    const started = await call(uiPage, `${tessera}/v1/account/two-factor/totp`, 'POST', csrf);
+    expect(started).toMatchObject({ status: 200, body: { secret: expect.any(String) } });
+    const off = await call(uiPage, `${tessera}/v1/account/two-factor/disable`, 'POST', csrf);
+    expect(off).toMatchObject({ status: 200, body: { enabled: false, pending: false } });
+
+    // The same browser, on a third origin: nothing readable, and no change gets through.
+    const page = await context.newPage();
+    await page.goto(`${elsewhere.origin}/`);
+    expect(await call(page, `${tessera}/v1/account/two-factor`)).toEqual({ failed: 'TypeError' });
+    expect(await call(page, `${tessera}/v1/account/two-factor/totp`, 'POST', csrf)).toEqual({
+      failed: 'TypeError',
+    });
+    const status = await call(uiPage, `${tessera}/v1/account/two-factor`);
+    expect(status).toMatchObject({ status: 200, body: { enabled: false, pending: false } });
+    await context.close();
+  });
+
   it('another browser that learns the flow id gets no token from GET /v1/flows/{id}', async () => {
     const victim = await browser.newContext();
     const id = await arriveAtUi(await victim.newPage());

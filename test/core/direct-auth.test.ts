@@ -82,12 +82,15 @@ describeEachDatabase('password authentication', (kind) => {
         action: 'authenticate_password',
         target_identity: identity.id,
         outcome: 'ok',
-        details: { session_id: ok.json().session.id },
+        details: { sign_in_method: 'password', session_id: ok.json().session.id },
       }),
       expect.objectContaining({
         action: 'authenticate_password',
         outcome: 'invalid_credentials',
-        details: expect.objectContaining({ username: identity.username }),
+        details: expect.objectContaining({
+          username: identity.username,
+          sign_in_method: 'password',
+        }),
       }),
     ]);
   });

@@ -63,6 +63,7 @@ describeEachDatabase('sign-in audit (flow password submissions)', (kind) => {
         details: {
           flow_id: flow.id,
           username: 'alice',
+          sign_in_method: 'password',
           address: '127.0.0.1',
           session_id: session.id,
         },
@@ -107,6 +108,7 @@ describeEachDatabase('sign-in audit (flow password submissions)', (kind) => {
       expect(row.details).toEqual({
         flow_id: flow.id,
         username: row.details.username,
+        sign_in_method: 'password',
         address: '127.0.0.1',
       });
     }
@@ -153,7 +155,12 @@ describeEachDatabase('sign-in audit (flow password submissions)', (kind) => {
       expect.objectContaining({
         outcome: 'forbidden',
         target_identity: null,
-        details: { flow_id: flow.id, username: null, address: '127.0.0.1' },
+        details: {
+          flow_id: flow.id,
+          username: null,
+          sign_in_method: 'password',
+          address: '127.0.0.1',
+        },
       }),
     ]);
   });

@@ -104,6 +104,7 @@ export const GENEROUS_ENV = {
   SERVICE_RATE_LIMIT_LOGIN_IP: '1000000/60s',
   SERVICE_RATE_LIMIT_LOGIN_USERNAME: '1000000/15m',
   SERVICE_RATE_LIMIT_FLOW_CREATE_IP: '1000000/60s',
+  SERVICE_RATE_LIMIT_CHALLENGE_IP: '1000000/60s',
   // What text a password may hold is under test here, not its strength
   // (test/password-policy has that): the strength estimate is off.
   SERVICE_PASSWORD_MIN_SCORE: '0',

@@ -66,7 +66,12 @@ describeEachDatabase('link audit', (kind) => {
         target_identity: created!.session.identity.id,
         timestamp: new Date(t.clock.now()).toISOString(),
         outcome: 'ok',
-        details: { ...pair, created: true, session_id: created!.session.id },
+        details: {
+          ...pair,
+          created: true,
+          sign_in_method: 'link',
+          session_id: created!.session.id,
+        },
       });
       let returned: { token: string; session: { id: string } };
       const second = await onlyRow(async () => {
@@ -90,7 +95,12 @@ describeEachDatabase('link audit', (kind) => {
         action: 'authenticate_link',
         outcome: 'validation_error',
         target_identity: pending.id,
-        details: { ...pendingPair, method: 'POST', path: '/v1/authenticate/link' },
+        details: {
+          ...pendingPair,
+          sign_in_method: 'link',
+          method: 'POST',
+          path: '/v1/authenticate/link',
+        },
       });
 
       const disabled = await createIdentity(t);

@@ -95,7 +95,11 @@ export async function registerAndAuthenticate(
       tx,
       record,
       passwordMethod,
-      { actor, action: 'identity_register_and_authenticate' },
+      {
+        actor,
+        action: 'identity_register_and_authenticate',
+        details: { sign_in_method: passwordMethod.id },
+      },
       device,
     );
   });

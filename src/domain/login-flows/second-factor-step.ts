@@ -40,6 +40,7 @@ export async function submitSecondFactor<Input, Deps>(
   if (!awaitsSecondFactor(flow, deps.clock.now()) || flow.identity_id === null) {
     throw new DomainError('invalid_token');
   }
+  if (flow.first_method !== null) input.notes.signInMethod = flow.first_method;
   const csrf = input.csrfToken;
   if (typeof csrf !== 'string' || !secretsEqual(flow.csrf_token, csrf)) {
     throw new DomainError('invalid_token');

@@ -16,7 +16,7 @@ export interface SignInAttempt extends SignInNotes {
   /**
    * What the submission claims, from its method's `claim` (a normalised username, say):
    * never a secret. Its keys sit beside flow_id and address in the row, so a method's
-   * claim never uses those names.
+   * claim never uses those names (nor `sign_in_method`).
    */
   claim: Record<string, unknown>;
   /**
@@ -30,8 +30,11 @@ export function signInAttempt(
   flowId: string,
   address: string,
   claim: Record<string, unknown>,
+  signInMethod?: string,
 ): SignInAttempt {
-  return { flowId, address, claim, identityId: null, sessionId: null };
+  const attempt: SignInAttempt = { flowId, address, claim, identityId: null, sessionId: null };
+  if (signInMethod !== undefined) attempt.signInMethod = signInMethod;
+  return attempt;
 }
 
 /**
@@ -48,6 +51,7 @@ export function recordSignIn(audit: AuditLog, attempt: SignInAttempt, outcome: s
     details: {
       flow_id: attempt.flowId,
       ...attempt.claim,
+      ...(attempt.signInMethod === undefined ? {} : { sign_in_method: attempt.signInMethod }),
       address: attempt.address,
       ...(attempt.sessionId === null ? {} : { session_id: attempt.sessionId }),
     },

@@ -26,6 +26,11 @@ export interface SignInNotes {
   identityId: string | null;
   /** The session the sign-in minted. */
   sessionId: string | null;
+  /**
+   * The method the identity signs in with (the session's `authenticated_via`), once known:
+   * a first factor's route names it, a second step learns it from its flow.
+   */
+  signInMethod?: string;
 }
 
 export function signInNotes(): SignInNotes {

@@ -6,6 +6,11 @@ import {
 } from '../../domain/identities/identity-service.js';
 import { authenticateWithPassword } from '../../domain/sign-in/password/authenticate-password.js';
 import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.js';
+import { passwordMethod } from '../../domain/sign-in/password/password-method.js';
+import {
+  DIRECT_SECOND_FACTOR_FIELDS,
+  type DirectSecondFactorFields,
+} from '../../domain/sign-in/second-factors.js';
 import { CLIENT_IP_HEADER, clientAddress } from '../client-address.js';
 import type { AppDeps } from '../deps.js';
 import { statedDevice } from '../device.js';
@@ -45,6 +50,14 @@ export const PasswordBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** The second factor a body presents, for a refusal's audit row; none when it sends two. */
+function namedSecondFactor(body: DirectSecondFactorFields): string | undefined {
+  const named = Object.entries(DIRECT_SECOND_FACTOR_FIELDS).filter(
+    ([field]) => body[field as keyof DirectSecondFactorFields] !== undefined,
+  );
+  return named.length === 1 ? named[0]![1].method.id : undefined;
+}
+
 export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: Static<typeof RegisterBody> }>(
     '/v1/register',
@@ -83,7 +96,10 @@ export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      request.audit!.details.username = request.body.username;
+      Object.assign(request.audit!.details, {
+        username: request.body.username,
+        sign_in_method: passwordMethod.id,
+      });
       const minted = await registerAndAuthenticate(
         deps,
         actorOf(request.caller),
@@ -109,7 +125,12 @@ export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request) => {
-      request.audit!.details.username = request.body.username;
+      const secondFactor = namedSecondFactor(request.body);
+      Object.assign(request.audit!.details, {
+        username: request.body.username,
+        sign_in_method: passwordMethod.id,
+        ...(secondFactor === undefined ? {} : { second_factor: secondFactor }),
+      });
       if (request.headers[CLIENT_IP_HEADER] !== undefined) {
         const address = clientAddress(request, request.caller);
         await consumeRateLimit(

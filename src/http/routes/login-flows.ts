@@ -22,6 +22,8 @@ import {
   submitToFlow,
 } from '../../domain/login-flows/flow-service.js';
 import type { SignInMethodDeps } from '../../domain/sign-in/methods.js';
+import { addressKey } from '../../domain/login-flows/address-key.js';
+import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.js';
 import { toIso } from '../../lib/clock.js';
 import { secretsEqual } from '../../lib/tokens.js';
 import { addressOf } from '../client-address.js';
@@ -312,11 +314,19 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
           params: IdParams,
           headers: ClientIpHeader,
           body: ChallengeBody,
-          response: responses({ 200: ChallengeOptionsSchema }, [...BROWSER_ERRORS, 404]),
+          response: responses({ 200: ChallengeOptionsSchema }, [...BROWSER_ERRORS, 404, 429]),
         },
       },
       async (request, reply) => {
-        await addressOf(deps, request);
+        // Counted before the flow is looked up: each request costs a read and a challenge
+        // write, and an unauthenticated caller needs no valid flow to send it.
+        const address = await addressOf(deps, request);
+        await consumeRateLimit(
+          deps.store,
+          deps.clock,
+          `flow-challenge:ip:${addressKey(address)}`,
+          deps.config.rateLimits.challengeIp,
+        );
         const options = await challengeForFlow(flowDeps, method, {
           flowId: request.params.id,
           csrfToken: request.body?.csrf_token,
@@ -329,7 +339,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
 
   for (const surface of FLOW_METHODS) {
     const { method } = surface;
-    const signInAudit = signInAuditHooks(deps.audit, method);
+    const signInAudit = signInAuditHooks(deps.audit, method, method.id);
     app.post<SubmitRoute>(
       flowMethodUrl(method.id),
       {

@@ -459,7 +459,7 @@ export interface paths {
         put?: never;
         /**
          * Passkey options (a challenge) for a login flow
-         * @description Issues a WebAuthn challenge bound to the flow (single use, expires with the flow; a new request replaces the previous one) and answers the PublicKeyCredentialRequestOptions JSON: empty allowCredentials, user verification required.
+         * @description Issues a WebAuthn challenge bound to the flow (single use, expires with the flow; a new request replaces the previous one) and answers the PublicKeyCredentialRequestOptions JSON: empty allowCredentials, user verification required. Counted per client address (SERVICE_RATE_LIMIT_CHALLENGE_IP, 429 past it) before the flow is looked up.
          */
         post: operations["challengeFlowPasskey"];
         delete?: never;
@@ -3375,6 +3375,15 @@ export interface operations {
             };
             /** @description Invalid input: `validation_error` */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

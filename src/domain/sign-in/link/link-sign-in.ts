@@ -56,6 +56,7 @@ export async function signInWithLink(
   notes: AuditNotes,
   device: SessionDevice,
 ): Promise<LinkSignInResult> {
+  notes.details.sign_in_method = linkMethod.id;
   const key = requireLinkKey(input);
   noteKey(notes, key);
   const returning = await resolveLink(deps, actor, key, notes, device);
@@ -149,7 +150,11 @@ function createFromSeed(
 }
 
 function signInAudit(actor: Actor, key: LinkKey, created: boolean): SignInAudit {
-  return { actor, action: 'authenticate_link', details: { ...key, created } };
+  return {
+    actor,
+    action: 'authenticate_link',
+    details: { ...key, created, sign_in_method: linkMethod.id },
+  };
 }
 
 function requireSeed(seed: unknown): Seed {

@@ -65,13 +65,18 @@ export async function authenticateWithPassword(
   } else if (secondFactor) {
     throw validationError('this account has no second factor: send the password alone');
   }
+  // Past the checks above, a second factor in the body is one that was verified.
+  const details = {
+    sign_in_method: passwordMethod.id,
+    ...(secondFactor ? { second_factor: secondFactor.method.id } : {}),
+  };
   return deps.store.transaction((tx) =>
     completeSignIn(
       deps,
       tx,
       identity,
       { id: passwordMethod.id, assurance },
-      { actor, action: 'authenticate_password' },
+      { actor, action: 'authenticate_password', details },
       device,
     ),
   );
