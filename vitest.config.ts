@@ -7,6 +7,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['tessera-source'] } },
   test: {
     include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+    // Builds src/ once for the CLI and `tessera serve` processes the tests spawn.
+    globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two cores: two workers keep SQLite and PostgreSQL suites running side by side.
