@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inject } from 'vitest';
 
 export interface CliResult {
   code: number | null;
@@ -9,8 +10,16 @@ export interface CliResult {
   stderr: string;
 }
 
-/** The CLI as users run it: a separate Node process over src/cli/main.ts. */
-export const CLI_ARGS = ['--import', 'tsx', 'src/cli/main.ts'];
+/**
+ * The CLI as users run it: a separate Node process over src/cli/main.ts, transpiled once per
+ * run by test/helpers/global-setup.ts (or through tsx when a run has no such build).
+ */
+export const CLI_ARGS = cliEntry();
+
+function cliEntry(): string[] {
+  const built = inject('tesseraCli');
+  return built ? [built] : ['--import', 'tsx', 'src/cli/main.ts'];
+}
 
 /** A temp directory holding one SQLite database, and the environment pointing the CLI at it. */
 export interface CliSandbox {

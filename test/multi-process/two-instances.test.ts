@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServices } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { registerIdentity } from '../../src/domain/identities/identity-service.js';
+import { CLI_ARGS } from '../helpers/cli.js';
 import { postgresAvailable, postgresUrl } from '../helpers/databases.js';
 
 const PASSWORD = 'correct horse battery';
@@ -17,7 +18,7 @@ interface Instance {
 }
 
 function startInstance(env: Record<string, string>): Promise<Instance> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+  const child = spawn(process.execPath, [...CLI_ARGS, 'serve'], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
