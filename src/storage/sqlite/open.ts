@@ -34,9 +34,10 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
   // file to WAL needs the write lock.
   const raw = new BetterSqlite3(options.filename, { timeout: timeoutMs });
   const wal = raw.pragma('journal_mode = WAL', { simple: true }) === 'wal';
-  // Commits never fsync on the server's thread: under `full` a writer is answered after
-  // wal-sync.ts has synced the WAL off the thread, which is what FULL would add here.
-  raw.pragma('synchronous = NORMAL');
+  // In WAL mode commits never fsync on the server's thread: under `full` a writer is
+  // answered after wal-sync.ts has synced the WAL off the thread, which is what FULL would
+  // add here. A database that cannot be in WAL mode (`:memory:`) keeps SQLite's own level.
+  raw.pragma(`synchronous = ${options.synchronous === 'full' && !wal ? 'FULL' : 'NORMAL'}`);
   raw.pragma('foreign_keys = ON');
   // From here on SQLite never sleeps inside a call (that would freeze the event loop):
   // a busy database fails at once and busy.ts waits on timers.
