@@ -3,7 +3,7 @@ import pg from 'pg';
 import { StorageUnavailable } from '../errors.js';
 import { migrations } from '../migrations.js';
 import type { Database } from '../schema.js';
-import { createStore, type StoreHandle } from '../store.js';
+import { createStore, type Store, type StoreHandle } from '../store.js';
 import { postgresAuditBatch } from './audit-batch.js';
 import { leasedPostgresDialect } from './dialect.js';
 import { type Lease, type PoolOptions, PostgresPool } from './pool.js';
@@ -31,9 +31,7 @@ export function openPostgres(options: PostgresOptions): StoreHandle {
   }
 
   return {
-    ...createStore(db),
-    ...postgresPreparedReads(pool),
-    ...postgresAuditBatch(pool),
+    ...postgresStore(createStore(db), pool),
     dialect: 'postgres',
     migrate: () =>
       withLease(async (lease) => {
@@ -85,5 +83,21 @@ export function openPostgres(options: PostgresOptions): StoreHandle {
       await db.destroy();
       await pool.end();
     },
+  };
+}
+
+/**
+ * The generic (Kysely) store, with the methods PostgreSQL answers through statements of
+ * its own instead: each override is named here, and each module says why it exists.
+ */
+function postgresStore(generic: Store, pool: PostgresPool): Store {
+  const reads = postgresPreparedReads(pool);
+  const audit = postgresAuditBatch(pool);
+  return {
+    ...generic,
+    findSessionByTokenHash: reads.findSessionByTokenHash,
+    findServiceTokenByHash: reads.findServiceTokenByHash,
+    findIdentityById: reads.findIdentityById,
+    insertAuditRecords: audit.insertAuditRecords,
   };
 }
