@@ -77,7 +77,8 @@ export const DEFAULTS = {
   SERVICE_ARGON2_ITERATIONS: '2',
   SERVICE_ARGON2_PARALLELISM: '1',
   // argon2 (parallelism 1) keeps one core busy per hash: more hashes at once than cores only
-  // add 19 MiB each and context switches. Four at most, the size of libuv's threadpool.
+  // add 19 MiB each and context switches. Four at most; `tessera` sizes libuv's threadpool
+  // two threads beyond it, for file I/O (cli/threadpool.ts).
   SERVICE_HASH_CONCURRENCY: String(Math.min(4, availableParallelism())),
   // zxcvbn 2 refuses decorated common passwords ("password2024") yet a random 8 characters
   // pass; 3 would refuse those. docs/password-policy.md has the figures.

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: sizes libuv's threadpool before anything starts it.
+import './threadpool.js';
 import { Command, CommanderError } from 'commander';
 import { sweep } from '../domain/sweep.js';
 import { auditCommands } from './audit.js';

@@ -118,6 +118,19 @@ describeEachDatabase('store contract', (kind) => {
       expect(await store.findSessionById(identityRow().id)).toBeUndefined();
     });
 
+    it('inside a transaction: inserts a session, and a duplicate token hash is UniqueViolation', async () => {
+      const identity = identityRow();
+      await store.insertIdentity(identity);
+      const session = sessionRow(identity.id);
+      await store.transaction((tx) => tx.insertSession(stored(session)));
+      expect(await store.findSessionById(session.id)).toEqual(unmarked(stored(session)));
+      const again = stored(sessionRow(identity.id, { token_hash: session.token_hash }));
+      await expect(store.transaction((tx) => tx.insertSession(again))).rejects.toBeInstanceOf(
+        UniqueViolation,
+      );
+      expect(await store.findSessionById(again.id)).toBeUndefined();
+    });
+
     it('translates a duplicate token hash into UniqueViolation', async () => {
       const identity = identityRow();
       await store.insertIdentity(identity);
@@ -341,6 +354,20 @@ describeEachDatabase('store contract', (kind) => {
       await store.insertFlow(flow);
       expect(await store.findFlow(flow.id)).toEqual(flow);
       expect(await store.findFlow(flowRow().id)).toBeUndefined();
+    });
+
+    it('completes a flow once, inside a transaction, only from its state and before expiry', async () => {
+      const flow = flowRow();
+      await store.insertFlow(flow);
+      expect(await store.transaction((tx) => tx.completeFlow(flow.id, flow.expires_at))).toBe(
+        false,
+      );
+      expect(
+        await store.transaction((tx) => tx.completeFlow(flow.id, T0, 'second_factor_required')),
+      ).toBe(false);
+      expect(await store.transaction((tx) => tx.completeFlow(flow.id, T0))).toBe(true);
+      expect(await store.transaction((tx) => tx.completeFlow(flow.id, T0))).toBe(false);
+      expect((await store.findFlow(flow.id))?.state).toBe('completed');
     });
 
     it('inserts and finds a link; a second owner of the pair is UniqueViolation', async () => {

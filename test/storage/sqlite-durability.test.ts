@@ -9,7 +9,7 @@ import { createTestDatabase } from '../helpers/databases.js';
 /** Issue 12 item 5: what a commit survives is the operator's choice (docs/sqlite.md). */
 describe('SERVICE_SQLITE_SYNCHRONOUS [sqlite]', () => {
   // The connection itself always runs at NORMAL: under `full` the WAL is synced off the
-  // server's thread before a writer is answered (test/storage/unsynced-writes.test.ts).
+  // server's thread before a writer is answered (test/storage/wal-sync.test.ts).
   it.each([
     ['full', 1],
     ['normal', 1],

@@ -1,5 +1,7 @@
 import BetterSqlite3 from 'better-sqlite3';
+import { statSync, symlinkSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FlowRecord } from '../../src/domain/login-flows/flow.js';
 import { newToken, randomSecret } from '../../src/lib/tokens.js';
@@ -159,17 +161,51 @@ describe('commits made durable off the event loop [sqlite]', () => {
     }
   });
 
-  it('full: a failed sync answers unavailable, and the next write syncs again', async () => {
+  it('full: a failed sync answers unavailable, then the store takes no write and is not ready until restart', async () => {
     await openStore('full');
     failSyncs = 1;
     await expect(store.transaction((tx) => tx.hitRateLimit('a', 60_000, 1_000))).rejects.toThrow(
       StorageUnavailable,
     );
-    // The commit itself happened: it is visible, though its writer was told it failed.
-    expect((await store.hitRateLimit('a', 60_000, 2_000)).count).toBe(2);
+    // Every later write is refused before it commits (the connection is query_only), the
+    // unsynced kinds too, and readiness fails; reads still answer.
+    await expect(store.transaction((tx) => tx.hitRateLimit('b', 60_000, 1_000))).rejects.toThrow(
+      StorageUnavailable,
+    );
+    await expect(store.hitRateLimit('c', 60_000, 1_000)).rejects.toThrow(StorageUnavailable);
+    await expect(store.insertFlow(flow())).rejects.toThrow(StorageUnavailable);
+    await expect(store.ping()).rejects.toThrow(StorageUnavailable);
+    expect(await store.findFlow(newToken('flow'))).toBeUndefined();
+    expect(events.filter((event) => event === 'sync:start')).toHaveLength(1);
+    // After a restart the store writes and syncs again.
+    await store.close();
+    store = openSqlite({ filename: db.file!, busyTimeoutMs: 1000, synchronous: 'full' });
     events = [];
-    await store.transaction((tx) => tx.hitRateLimit('b', 60_000, 1_000));
+    await store.transaction((tx) => tx.hitRateLimit('d', 60_000, 1_000));
     expect(events.slice(-2)).toEqual(['sync:start', 'sync:end']);
+    await store.ping();
+  });
+
+  it("full: the file synced is the database's WAL, through a symbolic link too", async () => {
+    db = await createTestDatabase('sqlite');
+    const link = join(dirname(db.file!), 'linked.db');
+    symlinkSync(db.file!, link);
+    const handle = await open(db.file!, 'a');
+    const fileHandle = Object.getPrototypeOf(handle) as { datasync(): Promise<void> };
+    await handle.close();
+    const synced: number[] = [];
+    const datasync = fileHandle.datasync;
+    vi.spyOn(fileHandle, 'datasync').mockImplementation(async function (this: {
+      stat(): Promise<{ ino: number }>;
+    }) {
+      synced.push((await this.stat()).ino);
+      await datasync.call(this);
+    });
+    store = openSqlite({ filename: link, busyTimeoutMs: 1000, synchronous: 'full' });
+    await store.migrate();
+    await store.transaction((tx) => tx.hitRateLimit('k', 60_000, 1_000));
+    expect(synced.length).toBeGreaterThan(0);
+    expect(new Set(synced)).toEqual(new Set([statSync(`${db.file!}-wal`).ino]));
   });
 
   it('normal: nothing waits for a sync', async () => {

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
@@ -34,16 +34,22 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
   // file to WAL needs the write lock.
   const raw = new BetterSqlite3(options.filename, { timeout: timeoutMs });
   const wal = raw.pragma('journal_mode = WAL', { simple: true }) === 'wal';
-  // In WAL mode commits never fsync on the server's thread: under `full` a writer is
-  // answered after wal-sync.ts has synced the WAL off the thread, which is what FULL would
-  // add here. A database that cannot be in WAL mode (`:memory:`) keeps SQLite's own level.
+  // In WAL mode a commit does not fsync on the server's thread (checkpoints still do):
+  // under `full` a writer is answered after wal-sync.ts has synced the WAL off the thread,
+  // which is what FULL would add here. A database that cannot be in WAL mode (`:memory:`)
+  // keeps SQLite's own level.
   raw.pragma(`synchronous = ${options.synchronous === 'full' && !wal ? 'FULL' : 'NORMAL'}`);
   raw.pragma('foreign_keys = ON');
   // From here on SQLite never sleeps inside a call (that would freeze the event loop):
   // a busy database fails at once and busy.ts waits on timers.
   raw.pragma('busy_timeout = 0');
   const { prepare } = withStatementCache(raw);
-  const sync = options.synchronous === 'full' && wal ? walSync(`${raw.name}-wal`) : undefined;
+  // SQLite names the WAL after the database file with symbolic links resolved.
+  // After a failed sync the connection refuses writes (SQLITE_READONLY: 503) until restart.
+  const sync =
+    options.synchronous === 'full' && wal
+      ? walSync(`${realpathSync(raw.name)}-wal`, () => raw.pragma('query_only = ON'))
+      : undefined;
   const durable = sync?.durable;
   const db = new Kysely<Database>({
     dialect: sqliteDialect({ raw, prepare, timeoutMs, durable }),
@@ -62,6 +68,9 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
       return applied;
     },
     async ping() {
+      // A store whose WAL could not be synced takes no more writes (wal-sync.ts): not ready.
+      const failure = sync?.failure();
+      if (failure) throw failure;
       try {
         raw.prepare('SELECT 1').get();
       } catch (error) {

@@ -57,17 +57,23 @@ export function sqliteSignInStatements(
     ) as Record<keyof typeof SQL, BetterSqlite3.Statement>);
 
   function read<R>(direct: () => R, viaKysely: () => Promise<R>): Promise<R> {
-    if (raw.inTransaction) return viaKysely();
+    // Decided at each attempt: a retry after SQLITE_BUSY may find a transaction open.
+    const attempt = () => (raw.inTransaction ? viaKysely() : direct());
     try {
-      return Promise.resolve(direct());
+      return Promise.resolve(attempt());
     } catch (error) {
-      return retryWhileBusy(error, direct, timeoutMs).catch((last: unknown) => {
+      return retryWhileBusy(error, attempt, timeoutMs).catch((last: unknown) => {
         throw translateSqliteError(last);
       });
     }
   }
 
   function write<R>(step: () => R): Promise<R> {
+    // Only ever inside the Kysely transaction that holds the connection: outside any
+    // transaction the statement would autocommit without waiting for its sync.
+    if (!raw.inTransaction) {
+      return Promise.reject(new Error('a sign-in write ran outside its transaction'));
+    }
     try {
       return Promise.resolve(step());
     } catch (error) {

@@ -8,40 +8,55 @@ import { StorageUnavailable } from '../errors.js';
  * on libuv's threadpool. That is exactly what `FULL` adds to `NORMAL` in WAL mode (SQLite
  * syncs the WAL at each commit), moved off the server's thread.
  *
- * Why this is as safe as `FULL`:
- * - The WAL is appended in commit order, so one fdatasync makes durable every commit
- *   written before it began. Commits that land while one runs wait for the next
- *   (group commit); none is acknowledged before a sync that started after it.
- * - Between its commit and its sync a write is visible to other requests but not yet
- *   acknowledged to its writer. A power cut in that window loses it whole (SQLite ignores
- *   an unsynced WAL tail), as it would lose a commit in flight under `FULL`. A later write
- *   that depends on it sits after it in the WAL, so it cannot outlive it.
+ * What this guarantees, against SQLite's own `FULL`:
+ * - Every answered write is durable. The WAL is appended in commit order, so one
+ *   fdatasync makes durable every commit written before it began. Commits that land while
+ *   one runs wait for the next (group commit); none is answered before a sync that started
+ *   after it.
+ * - Unlike `FULL`, a commit is visible before it is durable: between its commit and its
+ *   sync, other requests (and other processes) can read it, though its writer has not been
+ *   answered. A power cut in that window loses it whole (SQLite ignores an unsynced WAL
+ *   tail), so an answer that only read it may have shown state that is gone after the
+ *   reboot. A later write that depends on it sits after it in the WAL, so it cannot
+ *   outlive it.
  * - SQLite deletes the WAL only when the last connection closes, so the handle opened here
  *   names the live WAL for as long as this connection is open (checkpoints rewind or
  *   truncate the file in place).
  *
- * A failed fdatasync rejects every writer waiting on it (their requests answer 503): their
- * commits may not survive a crash, and they are not told otherwise.
+ * A failed fdatasync stops writes until the process restarts, as PostgreSQL does: after a
+ * writeback error Linux may mark the lost pages clean, so a later fdatasync could succeed
+ * without making the failed commit, or the ones chained after it in the WAL, durable. The
+ * writers already waiting are answered 503 `unavailable` (their commits may or may not
+ * survive a crash), every later `durable()` rejects, `failure` makes /readyz fail, and
+ * `onFailure` lets the caller refuse writes before they commit.
  */
 export interface WalSync {
   durable(): Promise<void>;
+  /** The fdatasync failure that stopped this store's writes, if one did. */
+  failure(): StorageUnavailable | undefined;
   close(): Promise<void>;
 }
 
-export function walSync(walPath: string): WalSync {
+export function walSync(walPath: string, onFailure: () => void): WalSync {
   let handle: Promise<FileHandle> | undefined;
   let running: Promise<void> | undefined;
   let queued: Promise<void> | undefined;
+  let failed: StorageUnavailable | undefined;
 
   function start(): Promise<void> {
-    handle ??= open(walPath, 'r').catch((error: unknown) => {
+    if (failed) return Promise.reject(failed);
+    handle ??= open(walPath, 'r+').catch((error: unknown) => {
       handle = undefined;
       throw error;
     });
     running = handle
       .then((file) => file.datasync())
       .catch((error: unknown) => {
-        throw new StorageUnavailable(error, 'the SQLite WAL could not be synced to disk');
+        if (!failed) {
+          failed = new StorageUnavailable(error, 'the SQLite WAL could not be synced to disk');
+          onFailure();
+        }
+        throw failed;
       })
       .finally(() => {
         running = undefined;
@@ -51,6 +66,7 @@ export function walSync(walPath: string): WalSync {
 
   return {
     durable() {
+      if (failed) return Promise.reject(failed);
       if (!running) return start();
       // This commit may have landed after the running sync began: wait for the next one,
       // which every commit arriving meanwhile shares.
@@ -62,9 +78,10 @@ export function walSync(walPath: string): WalSync {
         });
       return queued;
     },
+    failure: () => failed,
     async close() {
       await Promise.allSettled([running, queued]);
-      if (handle) await (await handle).close();
+      if (handle) await (await handle).close().catch(() => undefined);
     },
   };
 }
