@@ -143,9 +143,16 @@ onPostgres(`database outage [postgres]${pgSuffix}`, () => {
 
 onPostgres(`query timeout [postgres]${pgSuffix}`, () => {
   let t: TestApp;
+  let db: TestDatabase;
   let locker: pg.Client;
   beforeAll(async () => {
-    t = await createTestApp('postgres', { SERVICE_DB_TIMEOUT_MS: '300' });
+    // Migrated first under the default timeout: on a loaded machine the migrations alone
+    // can take longer than the 300 ms this suite gives its queries.
+    db = await createTestDatabase('postgres');
+    const migrating = db.open({ timeoutMs: 5_000 });
+    await migrating.migrate();
+    await migrating.close();
+    t = await createTestApp('postgres', { SERVICE_DB_TIMEOUT_MS: '300' }, db);
     locker = new pg.Client({
       connectionString: postgresUrl,
       options: `-c search_path=${t.db.schema}`,
@@ -155,6 +162,7 @@ onPostgres(`query timeout [postgres]${pgSuffix}`, () => {
   afterAll(async () => {
     await locker?.end();
     await t?.close();
+    await db?.drop();
   });
 
   it('answers 504 timeout while another client holds the row lock, then serves again', async () => {
