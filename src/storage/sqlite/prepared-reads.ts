@@ -9,8 +9,7 @@ import {
   fromSessionCheckTuple,
   hotPathSql,
 } from '../queries/sessions.js';
-import { retryWhileBusy } from './busy.js';
-import { translateSqliteError } from './errors.js';
+import { rawReader } from './raw-read.js';
 
 export type PreparedReads = Pick<
   Store,
@@ -64,22 +63,7 @@ export function sqlitePreparedReads(
     return profile && fromSessionCheckTuple([...session, ...profile], tokenHash);
   });
 
-  /** `direct` on the raw connection, or `viaKysely` while a Kysely transaction is open. */
-  function read<R>(
-    direct: (key: string) => R,
-    viaKysely: (key: string) => Promise<R>,
-  ): (key: string) => Promise<R> {
-    const attempt = (key: string) => (raw.inTransaction ? viaKysely(key) : direct(key));
-    return async (key) => {
-      try {
-        return attempt(key);
-      } catch (error) {
-        return retryWhileBusy(error, () => attempt(key), timeoutMs).catch((last: unknown) => {
-          throw translateSqliteError(last);
-        });
-      }
-    };
-  }
+  const read = rawReader(raw, timeoutMs);
 
   return {
     findSessionByTokenHash: read(sessionCheck, (hash) => fallback.findSessionByTokenHash(hash)),

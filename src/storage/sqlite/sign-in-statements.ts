@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Store } from '../../domain/store.js';
-import { retryWhileBusy } from './busy.js';
 import { translateSqliteError } from './errors.js';
+import { rawReader } from './raw-read.js';
 
 /** What a sign-in reads before its transaction. */
 export type SignInReads = Pick<Store, 'findFlow' | 'findIdentityByUsername' | 'findTotpFactor'>;
@@ -39,8 +39,8 @@ const SQL = {
  * with every column, as Kysely's `selectAll` reads them; the store contract suite holds
  * both to the same answers.
  *
- * The reads follow prepared-reads.ts: direct between Kysely's queries, through Kysely while
- * one of its transactions holds the connection. The writes are only ever called inside a
+ * The reads go through raw-read.ts, as the session check's do: direct between Kysely's
+ * queries, through Kysely while one of its transactions holds the connection. The writes are only ever called inside a
  * Kysely transaction (sqliteStore hands them to the transaction's store), which holds the
  * connection and SQLite's write lock: they run on it directly, as part of that transaction.
  */
@@ -56,17 +56,7 @@ export function sqliteSignInStatements(
       Object.entries(SQL).map(([name, text]) => [name, raw.prepare(text)]),
     ) as Record<keyof typeof SQL, BetterSqlite3.Statement>);
 
-  function read<R>(direct: () => R, viaKysely: () => Promise<R>): Promise<R> {
-    // Decided at each attempt: a retry after SQLITE_BUSY may find a transaction open.
-    const attempt = () => (raw.inTransaction ? viaKysely() : direct());
-    try {
-      return Promise.resolve(attempt());
-    } catch (error) {
-      return retryWhileBusy(error, attempt, timeoutMs).catch((last: unknown) => {
-        throw translateSqliteError(last);
-      });
-    }
-  }
+  const read = rawReader(raw, timeoutMs);
 
   function write<R>(step: () => R): Promise<R> {
     // Only ever inside the Kysely transaction that holds the connection: outside any
@@ -83,27 +73,24 @@ export function sqliteSignInStatements(
 
   return {
     reads: {
-      findFlow: (id) =>
-        read(
-          () => statements().findFlow.get(id) as Awaited<ReturnType<Store['findFlow']>>,
-          () => fallback.findFlow(id),
-        ),
-      findIdentityByUsername: (username) =>
-        read(
-          () =>
-            statements().findIdentityByUsername.get(username) as Awaited<
-              ReturnType<Store['findIdentityByUsername']>
-            >,
-          () => fallback.findIdentityByUsername(username),
-        ),
-      findTotpFactor: (identityId) =>
-        read(
-          () =>
-            statements().findTotpFactor.get(identityId) as Awaited<
-              ReturnType<Store['findTotpFactor']>
-            >,
-          () => fallback.findTotpFactor(identityId),
-        ),
+      findFlow: read(
+        (id) => statements().findFlow.get(id) as Awaited<ReturnType<Store['findFlow']>>,
+        (id) => fallback.findFlow(id),
+      ),
+      findIdentityByUsername: read(
+        (username) =>
+          statements().findIdentityByUsername.get(username) as Awaited<
+            ReturnType<Store['findIdentityByUsername']>
+          >,
+        (username) => fallback.findIdentityByUsername(username),
+      ),
+      findTotpFactor: read(
+        (identityId) =>
+          statements().findTotpFactor.get(identityId) as Awaited<
+            ReturnType<Store['findTotpFactor']>
+          >,
+        (identityId) => fallback.findTotpFactor(identityId),
+      ),
     },
     inTransaction: {
       completeFlow: (id, now, from = 'created') =>
