@@ -1,17 +1,30 @@
 /**
- * The floor: the least a cookie session check can cost on this framework and database.
- * A bare Fastify route (no logger, hooks or schemas) that parses the `service_session`
- * cookie, SHA-256-hashes it, does one prepared unique-key lookup on the same database as
- * the measured server, and answers a JSON object of the same byte size as whoami's.
+ * The floor: the least a request can cost on this framework and database, as bare Fastify
+ * routes (no logger, hooks or schemas) on the same database as the measured server.
+ *
+ * - `GET /v1/whoami` parses the `service_session` cookie, SHA-256-hashes it, does one
+ *   prepared unique-key lookup and answers a JSON object of the same byte size as whoami's.
+ * - The login floor: `GET /v1/login` inserts a flow row (id and CSRF token) and answers
+ *   them; `POST /v1/flows/{id}/password` reads the flow and checks its CSRF token, reads the
+ *   identity by username, verifies the password with argon2id (the service's parameters
+ *   and SERVICE_HASH_CONCURRENCY, against a hash made at start-up, as the argon2 bound),
+ *   then in one transaction marks the flow completed and inserts a session row, and sets
+ *   the session cookie. SQLite commits at its own `synchronous = FULL`: durable, as the
+ *   service's. No rate limits, audit, security headers or schemas.
  *
  * Environment: FLOOR_PORT, SERVICE_DATABASE_URL (SQLite file or postgres://),
- * FLOOR_RESPONSE_BYTES (the size to match), SERVICE_DB_POOL_SIZE (as the server, default 10).
+ * FLOOR_RESPONSE_BYTES (the size to match), SERVICE_DB_POOL_SIZE (as the server, default 10),
+ * SERVICE_ARGON2_*, SERVICE_HASH_CONCURRENCY (read through the service's config loader).
  */
-import { hash } from 'node:crypto';
+import { hash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import cookie from '@fastify/cookie';
+import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import BetterSqlite3 from 'better-sqlite3';
 import Fastify from 'fastify';
 import pg from 'pg';
+import { loadConfig } from '../src/config.js';
+import { createLimiter } from '../src/lib/limiter.js';
+import { BENCH_PASSWORD, BENCH_PEPPER } from './lib/data.js';
 
 interface SessionRow {
   id: string;
@@ -28,7 +41,37 @@ const targetBytes = Number(process.env.FLOOR_RESPONSE_BYTES ?? 0);
 const SQL =
   'SELECT id, identity_id, authenticated_via, issued_at, expires_at, revoked_at FROM sessions WHERE token_hash = ';
 
+type Answer<T> = Promise<T> | T;
+interface FlowRow {
+  csrf_token: string;
+  state: string;
+  expires_at: number;
+}
+interface NewSession {
+  id: string;
+  tokenHash: string;
+  identityId: string;
+  now: number;
+  expiresAt: number;
+}
+interface LoginQueries {
+  insertFlow(id: string, csrf: string, now: number, expiresAt: number): Answer<unknown>;
+  findFlow(id: string): Answer<FlowRow | undefined>;
+  findIdentity(username: string): Answer<{ id: string } | undefined>;
+  /** Marks the flow completed and inserts the session, in one transaction. */
+  complete(flowId: string, session: NewSession): Answer<unknown>;
+}
+
+const FLOW_INSERT = `INSERT INTO flows (id, csrf_token, return_to, state, failed_attempts, identity_id,
+  first_method, issued_at, expires_at, token_format) VALUES `;
+const FLOW_FIND = 'SELECT csrf_token, state, expires_at FROM flows WHERE id = ';
+const IDENTITY_FIND = 'SELECT id FROM identities WHERE username = ';
+const FLOW_COMPLETE = "UPDATE flows SET state = 'completed' WHERE id = ";
+const SESSION_INSERT = `INSERT INTO sessions (id, token_hash, identity_id, authenticated_via, aal,
+  issued_at, expires_at, token_format) VALUES `;
+
 let lookup: (tokenHash: string) => Promise<SessionRow | undefined> | SessionRow | undefined;
+let login: LoginQueries;
 let close: () => Promise<void> | void;
 if (/^postgres(ql)?:\/\//.test(url)) {
   pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -39,6 +82,38 @@ if (/^postgres(ql)?:\/\//.test(url)) {
   const text = `${SQL}$1`;
   lookup = async (tokenHash) =>
     (await pool.query<SessionRow>({ name: 'floor_session', text, values: [tokenHash] })).rows[0];
+  const one = async <T extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) =>
+    (await pool.query<T>({ name, text, values })).rows[0];
+  login = {
+    insertFlow: (id, csrf, now, expiresAt) =>
+      one(
+        'floor_flow_insert',
+        `${FLOW_INSERT}($1, $2, NULL, 'created', 0, NULL, NULL, $3, $4, 'crc32')`,
+        [id, csrf, now, expiresAt],
+      ),
+    findFlow: (id) => one<FlowRow>('floor_flow_find', `${FLOW_FIND}$1`, [id]),
+    findIdentity: (username) =>
+      one<{ id: string }>('floor_identity', `${IDENTITY_FIND}$1`, [username]),
+    async complete(flowId, s) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query({
+          name: 'floor_flow_complete',
+          text: `${FLOW_COMPLETE}$1`,
+          values: [flowId],
+        });
+        await client.query({
+          name: 'floor_session_insert',
+          text: `${SESSION_INSERT}($1, $2, $3, 'password', 'aal1', $4, $5, 'crc32')`,
+          values: [s.id, s.tokenHash, s.identityId, s.now, s.expiresAt],
+        });
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+    },
+  };
   close = () => pool.end();
 } else {
   const db = new BetterSqlite3(url.replace(/^sqlite:(\/\/)?/, ''));
@@ -46,6 +121,23 @@ if (/^postgres(ql)?:\/\//.test(url)) {
   db.pragma('busy_timeout = 5000');
   const statement = db.prepare<[string], SessionRow>(`${SQL}?`);
   lookup = (tokenHash) => statement.get(tokenHash);
+  const insertFlow = db.prepare(
+    `${FLOW_INSERT}(?, ?, NULL, 'created', 0, NULL, NULL, ?, ?, 'crc32')`,
+  );
+  const findFlow = db.prepare<[string], FlowRow>(`${FLOW_FIND}?`);
+  const findIdentity = db.prepare<[string], { id: string }>(`${IDENTITY_FIND}?`);
+  const completeFlow = db.prepare(`${FLOW_COMPLETE}?`);
+  const insertSession = db.prepare(`${SESSION_INSERT}(?, ?, ?, 'password', 'aal1', ?, ?, 'crc32')`);
+  const complete = db.transaction((flowId: string, s: NewSession) => {
+    completeFlow.run(flowId);
+    insertSession.run(s.id, s.tokenHash, s.identityId, s.now, s.expiresAt);
+  });
+  login = {
+    insertFlow: (id, csrf, now, expiresAt) => insertFlow.run(id, csrf, now, expiresAt),
+    findFlow: (id) => findFlow.get(id),
+    findIdentity: (username) => findIdentity.get(username),
+    complete: (flowId, s) => complete.immediate(flowId, s),
+  };
   close = () => {
     db.close();
   };
@@ -93,6 +185,75 @@ app.get('/v1/whoami', async (request, reply) => {
     return reply.code(401).send({ error: 'invalid_token' });
   }
   return body(row, pad);
+});
+
+const config = loadConfig({ ...process.env, SERVICE_DATABASE_URL: ':memory:' });
+const argon2Options = {
+  algorithm: 2 as const,
+  memoryCost: config.argon2.memoryKib,
+  timeCost: config.argon2.iterations,
+  parallelism: config.argon2.parallelism,
+  secret: Buffer.from(BENCH_PEPPER, 'utf8'),
+};
+const passwordHash = await argon2Hash(BENCH_PASSWORD, argon2Options);
+const hashing = createLimiter(config.hashConcurrency);
+const FLOW_TTL_MS = 15 * 60_000;
+
+app.get('/v1/login', async () => {
+  const id = randomUUID();
+  const csrf = randomBytes(32).toString('base64url');
+  const now = Date.now();
+  await login.insertFlow(id, csrf, now, now + FLOW_TTL_MS);
+  return {
+    id,
+    csrf_token: csrf,
+    state: 'created',
+    expires_at: new Date(now + FLOW_TTL_MS).toISOString(),
+  };
+});
+app.post<{
+  Params: { id: string };
+  Body: { username: string; password: string; csrf_token: string };
+}>('/v1/flows/:id/password', async (request, reply) => {
+  const { username, password, csrf_token } = request.body;
+  const flow = await login.findFlow(request.params.id);
+  const now = Date.now();
+  const given = Buffer.from(String(csrf_token));
+  if (
+    !flow ||
+    flow.state !== 'created' ||
+    flow.expires_at <= now ||
+    given.length !== flow.csrf_token.length ||
+    !timingSafeEqual(given, Buffer.from(flow.csrf_token))
+  ) {
+    return reply.code(403).send({ error: 'invalid_token' });
+  }
+  const identity = await login.findIdentity(String(username));
+  const valid = await hashing(() => argon2Verify(passwordHash, String(password), argon2Options));
+  if (!identity || !valid) return reply.code(401).send({ error: 'invalid_credentials' });
+  const token = `${PREFIX}${randomBytes(32).toString('base64url')}`;
+  const session: NewSession = {
+    id: randomUUID(),
+    tokenHash: hash('sha256', token, 'base64url'),
+    identityId: identity.id,
+    now,
+    expiresAt: now + config.sessionTtlMs,
+  };
+  await login.complete(request.params.id, session);
+  reply.setCookie('service_session', token, {
+    path: '/',
+    httpOnly: true,
+    secure: true,
+    sameSite: 'lax',
+  });
+  return {
+    state: 'completed',
+    session: {
+      id: session.id,
+      identity_id: identity.id,
+      expires_at: new Date(session.expiresAt).toISOString(),
+    },
+  };
 });
 app.get('/healthz', async () => ({ status: 'ok' }));
 

@@ -39,6 +39,11 @@ export interface ScenarioResult {
   /** The floor server, or for login the argon2-only bound. */
   reference?: Side & { kind: 'floor' | 'argon2' };
   ratio?: number;
+  /**
+   * Login only: the floor's bare login (bench/floor.ts) in the same pairs, with the median
+   * pair ratios floor / argon2 bound and service / floor.
+   */
+  loginFloor?: Side & { toBound: number; serviceToFloor: number };
   targets: Target[];
   profile?: ProfileSummary;
 }
@@ -167,6 +172,15 @@ export function markdown(report: BenchReport): string {
     lines.push(`- ${result.db} ${result.scenario}: ${rounds.join(' · ')}`);
   }
   lines.push('');
+  for (const result of report.results) {
+    const floor = result.loginFloor;
+    if (!floor) continue;
+    const issue = problems(floor);
+    lines.push(
+      `Login floor, ${result.db} (\`bench/floor.ts\`: the same two requests on bare Fastify routes, a flow row, one argon2 verification and a session row, without Tessera's limits, audit, headers or schemas; in the same pairs): ${fmt(floor.opsPerSec, 1)} logins/s, ${fmt(floor.cpuUsPerOp)} µs CPU/login (main ${fmt(floor.mainThreadUsPerOp)}), p99 ${ms(floor.p99)} ms, per pair ${floor.rounds.map((value) => fmt(value, 1)).join(' · ')}. **Floor / argon2 bound ${fmt(floor.toBound, 2)}** (the most a login over HTTP can reach on this machine, load generator included); service / floor ${fmt(floor.serviceToFloor, 2)}.${issue ? ` ⚠️ ${issue}` : ''}`,
+      '',
+    );
+  }
   if (report.large.length > 0) {
     lines.push('## Large database (1M identities, 5M sessions) vs small', '');
     lines.push(

@@ -140,7 +140,8 @@ export async function runScenario(
       const result = await runLoadProcess(
         {
           url: target.url,
-          scenario: target === floor ? 'whoami' : scenario,
+          // The floor serves whoami for the session scenarios and logs in for login.
+          scenario: target === floor && scenario !== 'login' ? 'whoami' : scenario,
           connections,
           durationSec: seconds,
           amount,
@@ -155,15 +156,13 @@ export async function runScenario(
         stealShare: stealShare(ticksBefore, machineCpuTicks()),
       };
     };
-    if (scenario !== 'login') {
-      const floorPort = await freePort();
-      floor = await startFloor({
-        port: floorPort,
-        databaseUrl: db.url,
-        responseBytes: await sessionBodyBytes(service.url, db),
-        env: db.env,
-      });
-    }
+    const floorPort = await freePort();
+    floor = await startFloor({
+      port: floorPort,
+      databaseUrl: db.url,
+      responseBytes: await sessionBodyBytes(service.url, db),
+      env: db.env,
+    });
     // Warm-up, discarded: the session scenarios present every one of their tokens twice
     // (JIT, SQLite and OS page caches see the whole working set, which matters on the
     // large database); login signs in LOGIN_WARMUP times, since at the rate argon2 allows
@@ -180,12 +179,16 @@ export async function runScenario(
         : undefined;
     if (options.warmupSec > 0 || warmupAmount) {
       await load(service, options.warmupSec, warmupAmount);
-      if (floor) await load(floor, options.warmupSec, db.data.tokens.length * passes);
+      await load(
+        floor,
+        options.warmupSec,
+        scenario === 'login' ? warmupAmount : db.data.tokens.length * passes,
+      );
     }
     const serviceRounds: LoadResult[] = [];
     const referenceRounds: LoadResult[] = [];
-    const measureReference = async (): Promise<LoadResult> => {
-      if (floor) return load(floor, options.durationSec);
+    const loginFloorRounds: LoadResult[] = [];
+    const measureBound = async (): Promise<LoadResult> => {
       const ticksBefore = machineCpuTicks();
       const bound = await runArgon2Bound(options.durationSec, db.env);
       return {
@@ -203,29 +206,40 @@ export async function runScenario(
         stealShare: stealShare(ticksBefore, machineCpuTicks()),
       };
     };
+    // Login's reference is argon2 alone; the login floor runs in the same pairs beside it.
+    const sides: (() => Promise<void>)[] = [
+      async () => void serviceRounds.push(await load(service, options.durationSec)),
+      scenario === 'login'
+        ? async () => void referenceRounds.push(await measureBound())
+        : async () => void referenceRounds.push(await load(floor!, options.durationSec)),
+    ];
+    if (scenario === 'login') {
+      sides.push(async () => void loginFloorRounds.push(await load(floor!, options.durationSec)));
+    }
     for (let round = 1; round <= options.rounds; round++) {
       // A B, then B A: a drift of the machine during the run weighs on both sides alike.
-      let a: LoadResult;
-      let b: LoadResult;
-      if (round % 2 === 1) {
-        a = await load(service, options.durationSec);
-        b = await measureReference();
-      } else {
-        b = await measureReference();
-        a = await load(service, options.durationSec);
-      }
-      serviceRounds.push(a);
-      referenceRounds.push(b);
+      for (const side of round % 2 === 1 ? sides : [...sides].reverse()) await side();
+      const a = serviceRounds.at(-1)!;
+      const b = referenceRounds.at(-1)!;
+      const c = loginFloorRounds.at(-1);
       log(
-        `${db.label} ${scenario} round ${round}: service ${a.opsPerSec.toFixed(1)}/s p99 ${a.p99.toFixed(2)} ms ${cpuPer(a)} · ${floor ? 'floor' : 'argon2'} ${b.opsPerSec.toFixed(1)}/s ${cpuPer(b)}${Object.keys(a.unexpected).length ? ` · unexpected ${JSON.stringify(a.unexpected)}` : ''}`,
+        `${db.label} ${scenario} round ${round}: service ${a.opsPerSec.toFixed(1)}/s p99 ${a.p99.toFixed(2)} ms ${cpuPer(a)} · ${scenario === 'login' ? 'argon2' : 'floor'} ${b.opsPerSec.toFixed(1)}/s ${cpuPer(b)}${c ? ` · login floor ${c.opsPerSec.toFixed(1)}/s ${cpuPer(c)}` : ''}${Object.keys(a.unexpected).length ? ` · unexpected ${JSON.stringify(a.unexpected)}` : ''}`,
       );
     }
     const serviceSide = merge(serviceRounds, service.memory());
+    const login = scenario === 'login';
     const reference = {
-      ...merge(referenceRounds, floor?.memory()),
-      kind: floor ? ('floor' as const) : ('argon2' as const),
+      ...merge(referenceRounds, login ? undefined : floor.memory()),
+      kind: login ? ('argon2' as const) : ('floor' as const),
     };
     const ratio = medianPairRatio(serviceRounds, referenceRounds);
+    const loginFloor = login
+      ? {
+          ...merge(loginFloorRounds, floor.memory()),
+          toBound: medianPairRatio(loginFloorRounds, referenceRounds),
+          serviceToFloor: medianPairRatio(serviceRounds, loginFloorRounds),
+        }
+      : undefined;
     return {
       db: db.label,
       scenario,
@@ -234,6 +248,7 @@ export async function runScenario(
       service: serviceSide,
       reference,
       ratio,
+      loginFloor,
       targets: targetsFor(db, scenario, serviceSide, ratio, connections),
     };
   } finally {
