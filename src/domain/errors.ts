@@ -14,14 +14,33 @@ export type ErrorCode =
   | 'unavailable'
   | 'timeout';
 
+/**
+ * Which refusal of its code an error is, where a page words them apart (a missing field
+ * against an unreadable form, say). Internal: never sent, so the contract's codes stay the
+ * only thing a client matches on, and no page matches on message text.
+ */
+export type RefusalReason =
+  'missing_credentials' | 'return_to_not_allowed' | 'recent_sign_in_required';
+
+export interface DomainErrorDetails {
+  /** `rate_limited`: seconds until the window resets (Retry-After). */
+  retryAfterSeconds?: number;
+  reason?: RefusalReason;
+}
+
 export class DomainError extends Error {
+  readonly retryAfterSeconds?: number;
+  readonly reason?: RefusalReason;
+
   constructor(
     readonly code: ErrorCode,
     message?: string,
-    readonly retryAfterSeconds?: number,
+    details: DomainErrorDetails = {},
   ) {
     super(message ?? code);
     this.name = 'DomainError';
+    this.retryAfterSeconds = details.retryAfterSeconds;
+    this.reason = details.reason;
   }
 
   /** Only validation errors (and forbidden, naming the grant) carry a message to the client. */
@@ -30,5 +49,6 @@ export class DomainError extends Error {
   }
 }
 
-export const validationError = (message: string) => new DomainError('validation_error', message);
+export const validationError = (message: string, reason?: RefusalReason) =>
+  new DomainError('validation_error', message, { reason });
 export const notFound = () => new DomainError('not_found');

@@ -135,6 +135,18 @@ describeEachDatabase('managing a second factor', (kind) => {
       message: expect.stringMatching(/recent sign-in/),
     });
     expect(await t.deps.store.findTotpFactor(identity.id)).toBeUndefined();
+
+    // The hosted page's form post gets the page, with a way to sign in again.
+    const { csrf_token: csrf } = await accountStatus(t, session);
+    const stalePage = await t.inject({
+      method: 'POST',
+      url: '/v1/account/two-factor/totp',
+      headers: { ...cookieOf(session), 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `csrf_token=${encodeURIComponent(csrf)}`,
+    });
+    expect(stalePage.statusCode).toBe(403);
+    expect(stalePage.body).toMatch(/recent sign-in/);
+    expect(stalePage.body).toContain('>Sign in again</a>');
   });
 
   it('regenerates recovery codes (old ones stop working) and turns off, audited', async () => {

@@ -12,6 +12,8 @@ const SPACE_OR_BACKSLASH = /[ \\]/;
 const REFUSED =
   'return_to must be an absolute http(s) URL on an allowed origin (SERVICE_RETURN_TO_ALLOWED)';
 
+const refused = () => validationError(REFUSED, 'return_to_not_allowed');
+
 /**
  * An allow-list entry is an origin (`https://app.example`) or an origin plus a path prefix
  * (`https://app.example/after-login`). A prefix matches whole path segments only, so
@@ -38,16 +40,16 @@ function allows(entry: string, url: URL): boolean {
  */
 export function resolveReturnTo(raw: string, allowList: readonly string[]): string {
   if (raw.length > MAX_LENGTH || !isAcceptedText(raw, 'line') || SPACE_OR_BACKSLASH.test(raw)) {
-    throw validationError(REFUSED);
+    throw refused();
   }
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw validationError(REFUSED);
+    throw refused();
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw validationError(REFUSED);
-  if (url.username !== '' || url.password !== '') throw validationError(REFUSED);
-  if (!allowList.some((entry) => allows(entry, url))) throw validationError(REFUSED);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refused();
+  if (url.username !== '' || url.password !== '') throw refused();
+  if (!allowList.some((entry) => allows(entry, url))) throw refused();
   return url.href;
 }

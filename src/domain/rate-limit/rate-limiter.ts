@@ -41,6 +41,6 @@ export async function consumeRateLimits(
 function refuseOver(hit: RateLimitHit, rule: RateLimitRule, now: number): void {
   if (hit.count > rule.limit) {
     const retryAfter = Math.max(1, Math.ceil((hit.reset_at - now) / 1000));
-    throw new DomainError('rate_limited', 'too many attempts', retryAfter);
+    throw new DomainError('rate_limited', 'too many attempts', { retryAfterSeconds: retryAfter });
   }
 }

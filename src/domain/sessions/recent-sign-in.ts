@@ -16,6 +16,7 @@ export function requireRecentSignIn(signedInAt: number, now: number, windowMs: n
   throw new DomainError(
     'forbidden',
     `This change needs a recent sign-in: sign in again, then retry within ${minutes} minutes.`,
+    { reason: 'recent_sign_in_required' },
   );
 }
 

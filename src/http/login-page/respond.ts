@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../../domain/errors.js';
 import { type FlowRecord, flowViewState } from '../../domain/login-flows/flow.js';
-import { MISSING_CREDENTIALS } from '../../domain/sign-in/password/password-method.js';
 import { ERROR_STATUS, toDomainError } from '../errors.js';
 import { loginPage, messagePage } from './render.js';
 import { STYLES_HASH } from './styles.js';
@@ -92,7 +91,7 @@ export function formMessage(error: DomainError): string {
     case 'rate_limited':
       return `Too many attempts. Try again in ${error.retryAfterSeconds ?? 60} seconds.`;
     case 'validation_error':
-      return error.message === MISSING_CREDENTIALS
+      return error.reason === 'missing_credentials'
         ? 'Enter your username and password.'
         : 'The form could not be read. Enter your username and password again.';
     case 'unavailable':
@@ -115,7 +114,7 @@ function deadEnd(error: DomainError, flow: FlowRecord | undefined, now: number):
     const wait = error.retryAfterSeconds ?? 60;
     return ['Too many attempts', `Too many sign-in attempts. Try again in ${wait} seconds.`];
   }
-  if (error.code === 'validation_error' && error.message.includes('return_to')) {
+  if (error.reason === 'return_to_not_allowed') {
     return [
       'Sign-in link not allowed',
       'This sign-in link asks to continue to an address that is not allowed.',

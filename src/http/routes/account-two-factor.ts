@@ -133,7 +133,7 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
     const session = await requireAccountSession(deps, request).catch(() => null);
     if (!session)
       return sendPage(reply, ERROR_STATUS[refusal.code], signInFirstPage(signInAgainUrl(request)));
-    const recent = refusal.code === 'forbidden' && refusal.message.includes('recent sign-in');
+    const recent = refusal.reason === 'recent_sign_in_required';
     const message =
       refusal.code === 'validation_error' || refusal.code === 'forbidden'
         ? refusal.message.charAt(0).toUpperCase() + refusal.message.slice(1)

@@ -19,7 +19,7 @@ export interface PasswordMethodDeps extends RehashDeps {
   usernameRule: RateLimitRule;
 }
 
-export const MISSING_CREDENTIALS = 'username and password are required';
+const MISSING_CREDENTIALS = 'username and password are required';
 
 /**
  * Username and password. Unknown users, malformed usernames and wrong passwords all cost
@@ -39,7 +39,7 @@ export const passwordMethod = {
     const { username, password } = fields;
     // Anything but a string (a missing field, a JSON number) is treated as missing.
     if (typeof username !== 'string' || typeof password !== 'string') {
-      throw validationError(MISSING_CREDENTIALS);
+      throw validationError(MISSING_CREDENTIALS, 'missing_credentials');
     }
     return { username, password };
   },
