@@ -8,6 +8,7 @@ import { postgresAuditBatch } from './audit-batch.js';
 import { leasedPostgresDialect } from './dialect.js';
 import { type Lease, type PoolOptions, PostgresPool } from './pool.js';
 import { postgresPreparedReads } from './prepared-reads.js';
+import { postgresSignInStatements } from './sign-in-statements.js';
 
 // BIGINT columns hold epoch milliseconds, well inside Number's exact range.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -92,12 +93,19 @@ export function openPostgres(options: PostgresOptions): StoreHandle {
  */
 function postgresStore(generic: Store, pool: PostgresPool): Store {
   const reads = postgresPreparedReads(pool);
+  const signIn = postgresSignInStatements(pool);
   const audit = postgresAuditBatch(pool);
   return {
     ...generic,
     findSessionByTokenHash: reads.findSessionByTokenHash,
     findServiceTokenByHash: reads.findServiceTokenByHash,
     findIdentityById: reads.findIdentityById,
+    hitRateLimit: signIn.hitRateLimit,
+    hitRateLimits: signIn.hitRateLimits,
+    insertFlow: signIn.insertFlow,
+    findFlow: signIn.findFlow,
+    findIdentityByUsername: signIn.findIdentityByUsername,
+    findTotpFactor: signIn.findTotpFactor,
     insertAuditRecords: audit.insertAuditRecords,
   };
 }

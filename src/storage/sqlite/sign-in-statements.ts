@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Store } from '../../domain/store.js';
+import { SESSION_COLUMNS, signInSql } from '../queries/sign-in-sql.js';
 import { translateSqliteError } from './errors.js';
 import { rawReader } from './raw-read.js';
 
@@ -8,29 +9,10 @@ export type SignInReads = Pick<Store, 'findFlow' | 'findIdentityByUsername' | 'f
 /** What a sign-in writes inside its transaction. */
 export type SignInTransactionWrites = Pick<Store, 'completeFlow' | 'insertSession'>;
 
-type SessionRow = Parameters<Store['insertSession']>[0];
-const SESSION_COLUMNS = Object.keys({
-  id: true,
-  token_hash: true,
-  identity_id: true,
-  authenticated_via: true,
-  aal: true,
-  issued_at: true,
-  expires_at: true,
-  revoked_at: true,
-  last_used_at: true,
-  user_agent: true,
-  client_address: true,
-  token_format: true,
-} satisfies Record<keyof SessionRow, true>) as (keyof SessionRow)[];
-
-const SQL = {
-  findFlow: 'SELECT * FROM flows WHERE id = ?',
-  findIdentityByUsername: 'SELECT * FROM identities WHERE username = ?',
-  findTotpFactor: 'SELECT * FROM totp_factors WHERE identity_id = ?',
-  completeFlow: `UPDATE flows SET state = 'completed' WHERE id = ? AND state = ? AND expires_at > ?`,
-  insertSession: `INSERT INTO sessions (${SESSION_COLUMNS.join(', ')}) VALUES (${SESSION_COLUMNS.map(() => '?').join(', ')})`,
-};
+const { findFlow, findIdentityByUsername, findTotpFactor, completeFlow, insertSession } = signInSql(
+  () => '?',
+);
+const SQL = { findFlow, findIdentityByUsername, findTotpFactor, completeFlow, insertSession };
 
 /**
  * The statements of a password or flow sign-in, prepared once on the connection instead of

@@ -1,37 +1,13 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { FlowStore } from '../../domain/login-flows/flow-store.js';
 import type { RateLimitCount, RateLimitHit } from '../../domain/rate-limit/rate-limit-store.js';
 import type { Store } from '../../domain/store.js';
+import { FLOW_COLUMNS, hitRateLimitArgs, signInSql } from '../queries/sign-in-sql.js';
 import { whenNotBusy } from './busy.js';
 import { translateSqliteError } from './errors.js';
 
 export type UnsyncedWrites = Pick<Store, 'hitRateLimit' | 'hitRateLimits' | 'insertFlow'>;
 
-/**
- * rate-limits.ts's upsert as one statement prepared once, rather than a Kysely build and
- * compile per hit; bound as (key, end of a new window, now, now, end of a new window). The
- * store contract suite holds both to the same answers.
- */
-const HIT_SQL = `INSERT INTO rate_limits (key, count, reset_at) VALUES (?, 1, ?)
-  ON CONFLICT (key) DO UPDATE SET
-    count = CASE WHEN rate_limits.reset_at <= ? THEN 1 ELSE rate_limits.count + 1 END,
-    reset_at = CASE WHEN rate_limits.reset_at <= ? THEN excluded.reset_at ELSE rate_limits.reset_at END
-  RETURNING count, reset_at`;
-
-type FlowRow = Parameters<FlowStore['insertFlow']>[0];
-const FLOW_COLUMNS = Object.keys({
-  id: true,
-  csrf_token: true,
-  return_to: true,
-  state: true,
-  failed_attempts: true,
-  identity_id: true,
-  first_method: true,
-  issued_at: true,
-  expires_at: true,
-  token_format: true,
-} satisfies Record<keyof FlowRow, true>) as (keyof FlowRow)[];
-const INSERT_FLOW_SQL = `INSERT INTO flows (${FLOW_COLUMNS.join(', ')}) VALUES (${FLOW_COLUMNS.map(() => '?').join(', ')})`;
+const SQL = signInSql(() => '?');
 
 export interface UnsyncedWriteOptions {
   raw: BetterSqlite3.Database;
@@ -57,10 +33,13 @@ export function sqliteUnsyncedWrites(options: UnsyncedWriteOptions): UnsyncedWri
   // Prepared on first use: the tables exist only once the store has been migrated.
   let prepared: { hit: BetterSqlite3.Statement; insertFlow: BetterSqlite3.Statement } | undefined;
   const statements = () =>
-    (prepared ??= { hit: raw.prepare(HIT_SQL), insertFlow: raw.prepare(INSERT_FLOW_SQL) });
+    (prepared ??= {
+      hit: raw.prepare(SQL.hitRateLimit),
+      insertFlow: raw.prepare(SQL.insertFlow),
+    });
 
   const hit = (key: string, windowMs: number, now: number): RateLimitHit =>
-    statements().hit.get(key, now + windowMs, now, now) as RateLimitHit;
+    statements().hit.get(hitRateLimitArgs(key, windowMs, now)) as RateLimitHit;
   const hitAll = raw.transaction((counts: readonly RateLimitCount[], now: number) => {
     const hits: RateLimitHit[] = [];
     for (const { key, windowMs, limit } of counts) {

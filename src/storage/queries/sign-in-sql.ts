@@ -1,0 +1,72 @@
+import type { Store } from '../../domain/store.js';
+
+type FlowRow = Parameters<Store['insertFlow']>[0];
+type SessionRow = Parameters<Store['insertSession']>[0];
+
+/** Every column of a flow row, in the order the prepared insert binds them. */
+export const FLOW_COLUMNS = Object.keys({
+  id: true,
+  csrf_token: true,
+  return_to: true,
+  state: true,
+  failed_attempts: true,
+  identity_id: true,
+  first_method: true,
+  issued_at: true,
+  expires_at: true,
+  token_format: true,
+} satisfies Record<keyof FlowRow, true>) as (keyof FlowRow)[];
+
+/** Every column of a session row, in the order the prepared insert binds them. */
+export const SESSION_COLUMNS = Object.keys({
+  id: true,
+  token_hash: true,
+  identity_id: true,
+  authenticated_via: true,
+  aal: true,
+  issued_at: true,
+  expires_at: true,
+  revoked_at: true,
+  last_used_at: true,
+  user_agent: true,
+  client_address: true,
+  token_format: true,
+} satisfies Record<keyof SessionRow, true>) as (keyof SessionRow)[];
+
+/**
+ * The SQL of a sign-in's statements that each dialect prepares once instead of building
+ * them with Kysely per call (sqlite/sign-in-statements.ts, sqlite/unsynced-writes.ts,
+ * postgres/sign-in-statements.ts); `placeholder(n)` writes the nth parameter in the
+ * dialect's syntax. The Kysely versions in this folder are the reference: the store
+ * contract suite holds both to the same answers on both databases.
+ */
+export function signInSql(placeholder: (n: number) => string) {
+  const list = (count: number, from = 1) =>
+    Array.from({ length: count }, (_, i) => placeholder(from + i)).join(', ');
+  return {
+    /**
+     * rate-limits.ts's upsert, bound as (key, end of a new window, now, now): concurrent
+     * hits from any number of processes each see a distinct count.
+     */
+    hitRateLimit: `INSERT INTO rate_limits (key, count, reset_at) VALUES (${placeholder(1)}, 1, ${placeholder(2)})
+  ON CONFLICT (key) DO UPDATE SET
+    count = CASE WHEN rate_limits.reset_at <= ${placeholder(3)} THEN 1 ELSE rate_limits.count + 1 END,
+    reset_at = CASE WHEN rate_limits.reset_at <= ${placeholder(4)} THEN excluded.reset_at ELSE rate_limits.reset_at END
+  RETURNING count, reset_at`,
+    insertFlow: `INSERT INTO flows (${FLOW_COLUMNS.join(', ')}) VALUES (${list(FLOW_COLUMNS.length)})`,
+    findFlow: `SELECT * FROM flows WHERE id = ${placeholder(1)}`,
+    findIdentityByUsername: `SELECT * FROM identities WHERE username = ${placeholder(1)}`,
+    findTotpFactor: `SELECT * FROM totp_factors WHERE identity_id = ${placeholder(1)}`,
+    /** Bound as (id, state it must be in, now). */
+    completeFlow: `UPDATE flows SET state = 'completed' WHERE id = ${placeholder(1)} AND state = ${placeholder(2)} AND expires_at > ${placeholder(3)}`,
+    insertSession: `INSERT INTO sessions (${SESSION_COLUMNS.join(', ')}) VALUES (${list(SESSION_COLUMNS.length)})`,
+  };
+}
+
+/** The arguments of `hitRateLimit`'s statement, in order. */
+export const hitRateLimitArgs = (key: string, windowMs: number, now: number) => [
+  key,
+  now + windowMs,
+  now,
+  now,
+];
