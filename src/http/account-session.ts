@@ -1,6 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
+import type { Actor } from '../domain/audit/audit-log.js';
 import { DomainError } from '../domain/errors.js';
+import { BROWSER_ACTOR } from '../domain/login-flows/sign-in-audit.js';
 import { requireRecentSignIn } from '../domain/sessions/recent-sign-in.js';
 import { verifySession } from '../domain/sessions/session-service.js';
 import type { Session } from '../domain/sessions/session.js';
@@ -50,6 +52,26 @@ export function requireRecentAccountSignIn(deps: AppDeps, session: Session): voi
     deps.clock.now(),
     deps.config.privilegedWindowMs,
   );
+}
+
+/**
+ * What a state-changing account request must carry besides an allowed Origin: the session,
+ * its CSRF token and, for a credential change (`recent`), a recent sign-in.
+ */
+export async function requireAccountChange(
+  deps: AppDeps,
+  request: FastifyRequest,
+  { recent }: { recent: boolean },
+): Promise<Session> {
+  const session = await requireAccountSession(deps, request);
+  requireAccountCsrf(deps, request, session);
+  if (recent) requireRecentAccountSignIn(deps, session);
+  return session;
+}
+
+/** The end user acting on their own account, as the audit rows name them. */
+export function accountActor(request: FastifyRequest): Actor {
+  return { ...BROWSER_ACTOR, details: { via: 'account', address: request.ip } };
 }
 
 /** Pages that may drive the account endpoints: the hosted pages and the operator's login UI. */

@@ -79,6 +79,18 @@ export function toDomainError(error: unknown): DomainError {
   throw error;
 }
 
+/**
+ * What was thrown, as a refusal of the error model; undefined for anything else (a bug),
+ * which handleError answers with a logged 500.
+ */
+export function refusalOf(thrown: unknown): DomainError | undefined {
+  try {
+    return toDomainError(thrown);
+  } catch {
+    return undefined;
+  }
+}
+
 function describeValidation(error: Partial<FastifyError>): string {
   const first = error.validation?.[0];
   if (!first) return 'invalid request';
@@ -107,10 +119,8 @@ export function sendError(
 
 /** Fastify's error handler: known failures become the error model, the rest a bare 500. */
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
-  let domainError: DomainError;
-  try {
-    domainError = toDomainError(error);
-  } catch {
+  const domainError = refusalOf(error);
+  if (!domainError) {
     request.log.error({ err: error }, 'unhandled error');
     request.errorCode = 'internal_error';
     return reply.code(500).type('application/json').send({ error: 'internal_error' });

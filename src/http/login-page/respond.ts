@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../../domain/errors.js';
 import { type FlowRecord, flowViewState } from '../../domain/login-flows/flow.js';
-import { ERROR_STATUS, toDomainError } from '../errors.js';
+import { ERROR_STATUS, refusalOf } from '../errors.js';
 import { loginPage, messagePage } from './render.js';
 import { STYLES_HASH } from './styles.js';
 
@@ -159,10 +159,8 @@ export function sendFailurePage(
   thrown: unknown,
   context: FailureContext,
 ): FastifyReply {
-  let error: DomainError;
-  try {
-    error = toDomainError(thrown);
-  } catch {
+  const error = refusalOf(thrown);
+  if (!error) {
     request.log.error({ err: thrown }, 'unhandled error');
     request.errorCode = 'internal_error';
     const page = messagePage({ title: 'Something went wrong', message: 'Try again later.' });

@@ -7,7 +7,7 @@ import { OIDC_TTL_SECONDS } from '../../domain/oidc/lifetimes.js';
 import type { Session } from '../../domain/sessions/session.js';
 import { sessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
-import { ERROR_STATUS, toDomainError } from '../errors.js';
+import { ERROR_STATUS, refusalOf } from '../errors.js';
 import { ownOrigins, refuseForeignOrigin } from '../origins.js';
 import { responses, seeOther } from '../schemas.js';
 import type { OidcHost } from './host.js';
@@ -36,10 +36,8 @@ function sendHtml(reply: FastifyReply, status: number, html: string, formTargets
 }
 
 function failurePage(error: unknown, request: FastifyRequest, reply: FastifyReply) {
-  let domain: DomainError;
-  try {
-    domain = toDomainError(error);
-  } catch {
+  const domain = refusalOf(error);
+  if (!domain) {
     request.log.error({ err: error }, 'unhandled error');
     request.errorCode = 'internal_error';
     return sendHtml(reply, 500, problemPage('Something went wrong', 'Try again later.'));

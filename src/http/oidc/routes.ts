@@ -2,7 +2,7 @@ import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../domain/errors.js';
 import type { AppDeps } from '../deps.js';
-import { errorBody, toDomainError, ERROR_STATUS } from '../errors.js';
+import { errorBody, refusalOf, ERROR_STATUS } from '../errors.js';
 import { OidcHost } from './host.js';
 import { interactionRoutes } from './interactions.js';
 
@@ -64,10 +64,8 @@ export async function oidcEndpoints(app: FastifyInstance, deps: AppDeps): Promis
           } catch (error) {
             // The provider answers its own errors; this is one it could not start for
             // (the database unreachable while it loads its keys).
-            let domain: DomainError;
-            try {
-              domain = toDomainError(error);
-            } catch {
+            let domain = refusalOf(error);
+            if (!domain) {
               request.log.error({ err: error }, 'unhandled error');
               domain = new DomainError('unavailable');
             }

@@ -1,6 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BROWSER_ACTOR } from '../../domain/login-flows/sign-in-audit.js';
 import {
   deletePasskey,
   finishPasskeyRegistration,
@@ -10,18 +9,17 @@ import {
 } from '../../domain/passkeys/passkey-service.js';
 import { isRecentSignIn } from '../../domain/sessions/recent-sign-in.js';
 import type { Session } from '../../domain/sessions/session.js';
-import type { Actor } from '../../domain/audit/audit-log.js';
 import {
   ACCOUNT_CSRF_HEADER,
+  accountActor,
   accountCsrfToken,
   accountOrigins,
-  requireAccountCsrf,
+  requireAccountChange,
   requireAccountSession,
-  requireRecentAccountSignIn,
 } from '../account-session.js';
 import { passkeysPage } from '../account-page/passkeys-page.js';
 import type { AppDeps } from '../deps.js';
-import { ERROR_STATUS, handleError, toDomainError } from '../errors.js';
+import { ERROR_STATUS, handleError, refusalOf, toDomainError } from '../errors.js';
 import { messagePage } from '../login-page/render.js';
 import { prefersHtml, sendPage } from '../login-page/respond.js';
 import { refuseForeignOrigin } from '../origins.js';
@@ -72,11 +70,6 @@ const PasskeyParams = Type.Object({ id: Type.String() });
 const ACCOUNT_ERRORS = [401, 403, 422, 503, 504];
 const COOKIE = [{ sessionCookie: [] }];
 
-/** The end user acting on their own account, as the sign-in rows name them. */
-function accountActor(request: FastifyRequest): Actor {
-  return { ...BROWSER_ACTOR, details: { via: 'account', address: request.ip } };
-}
-
 /** This page's own URL, for the hosted login to come back to. */
 function selfUrl(deps: AppDeps, request: FastifyRequest): string {
   const origin = deps.config.publicUrl ?? `${request.protocol}://${request.host}`;
@@ -95,14 +88,6 @@ function loginUrl(deps: AppDeps, request: FastifyRequest): string {
 export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void {
   const guard = refuseForeignOrigin((request) => accountOrigins(request, deps.config));
   const challengeTtlMs = deps.config.flowTtlMs;
-
-  /** The session, the CSRF token and, for a credential change, a recent sign-in. */
-  async function changing(request: FastifyRequest, recent: boolean): Promise<Session> {
-    const session = await requireAccountSession(deps, request);
-    requireAccountCsrf(deps, request, session);
-    if (recent) requireRecentAccountSignIn(deps, session);
-    return session;
-  }
 
   app.get(
     '/v1/account/passkeys',
@@ -177,7 +162,7 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
       },
     },
     async (request, reply) => {
-      const session = await changing(request, true);
+      const session = await requireAccountChange(deps, request, { recent: true });
       const options = await startPasskeyRegistration(
         { ...deps, challengeTtlMs },
         session,
@@ -203,7 +188,7 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
       },
     },
     async (request, reply) => {
-      const session = await changing(request, true);
+      const session = await requireAccountChange(deps, request, { recent: true });
       const passkey = await finishPasskeyRegistration(
         { ...deps, challengeTtlMs },
         accountActor(request),
@@ -231,7 +216,7 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
       },
     },
     async (request) => {
-      const session = await changing(request, false);
+      const session = await requireAccountChange(deps, request, { recent: false });
       return renamePasskey(
         deps,
         accountActor(request),
@@ -258,7 +243,7 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
       },
     },
     async (request, reply) => {
-      const session = await changing(request, true);
+      const session = await requireAccountChange(deps, request, { recent: true });
       await deletePasskey(deps, accountActor(request), session.identity.id, request.params.id);
       return reply.code(204).send();
     },
@@ -267,12 +252,8 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
   /** The page's failures: a short page for a browser, the error model for anyone else. */
   function pageOrJsonError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
     if (!prefersHtml(request)) return handleError(error, request, reply);
-    let domain;
-    try {
-      domain = toDomainError(error);
-    } catch {
-      return handleError(error, request, reply);
-    }
+    const domain = refusalOf(error);
+    if (!domain) return handleError(error, request, reply);
     request.errorCode = domain.code;
     const message =
       domain.code === 'identity_disabled'

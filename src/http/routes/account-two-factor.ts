@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import { DomainError } from '../../domain/errors.js';
-import { BROWSER_ACTOR } from '../../domain/login-flows/sign-in-audit.js';
 import {
   type SecondFactorStatus,
   confirmTotpEnrolment,
@@ -16,11 +15,11 @@ import type { Session } from '../../domain/sessions/session.js';
 import type { IdentityRecord } from '../../domain/identities/identity.js';
 import { toIso } from '../../lib/clock.js';
 import {
+  accountActor,
   accountCsrfToken,
   accountOrigins,
-  requireAccountCsrf,
+  requireAccountChange,
   requireAccountSession,
-  requireRecentAccountSignIn,
 } from '../account-session.js';
 import {
   type TwoFactorPageInput,
@@ -28,7 +27,7 @@ import {
   twoFactorPage,
 } from '../account-pages/two-factor-page.js';
 import type { AppDeps } from '../deps.js';
-import { ERROR_STATUS, handleError, toDomainError } from '../errors.js';
+import { ERROR_STATUS, handleError, refusalOf } from '../errors.js';
 import { formMessage, isFormPost, prefersHtml, sendPage } from '../login-page/respond.js';
 import { ownOrigins, refuseForeignOrigin } from '../origins.js';
 import { Timestamp, jsonOrPage, responses } from '../schemas.js';
@@ -123,12 +122,8 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
 
   /** A form post's failure: the page with the error, or "sign in first" without a session. */
   async function formFailure(error: unknown, request: FastifyRequest, reply: FastifyReply) {
-    let refusal: DomainError;
-    try {
-      refusal = toDomainError(error);
-    } catch {
-      return handleError(error, request, reply);
-    }
+    const refusal = refusalOf(error);
+    if (!refusal) return handleError(error, request, reply);
     request.errorCode = refusal.code;
     const session = await requireAccountSession(deps, request).catch(() => null);
     if (!session)
@@ -146,16 +141,9 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
 
   /** Session, CSRF and a recent sign-in: what every change needs. */
   async function authorizeChange(request: FastifyRequest) {
-    const session = await requireAccountSession(deps, request);
-    requireAccountCsrf(deps, request, session);
-    requireRecentAccountSignIn(deps, session);
+    const session = await requireAccountChange(deps, request, { recent: true });
     return { session, identity: await identityOf(session) };
   }
-
-  const actor = (request: FastifyRequest) => ({
-    ...BROWSER_ACTOR,
-    details: { via: 'account', address: request.ip },
-  });
 
   const changeOptions = (
     operationId: string,
@@ -223,7 +211,7 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
     ),
     async (request, reply) => {
       const { session, identity } = await authorizeChange(request);
-      const enrolment = await startTotpEnrolment(deps, actor(request), identity, issuer);
+      const enrolment = await startTotpEnrolment(deps, accountActor(request), identity, issuer);
       const qrSvg = await QRCode.toString(enrolment.otpauth_uri, {
         type: 'svg',
         errorCorrectionLevel: 'M',
@@ -249,7 +237,12 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
     ),
     async (request, reply) => {
       const { session, identity } = await authorizeChange(request);
-      const codes = await confirmTotpEnrolment(deps, actor(request), identity, request.body.code);
+      const codes = await confirmTotpEnrolment(
+        deps,
+        accountActor(request),
+        identity,
+        request.body.code,
+      );
       if (isFormPost(request)) return page(reply, 200, session, { recoveryCodes: codes });
       return reply.header('cache-control', 'no-store').send({ recovery_codes: codes });
     },
@@ -265,7 +258,7 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
     ),
     async (request, reply) => {
       const { session, identity } = await authorizeChange(request);
-      const codes = await regenerateRecoveryCodes(deps, actor(request), identity.id);
+      const codes = await regenerateRecoveryCodes(deps, accountActor(request), identity.id);
       if (isFormPost(request)) return page(reply, 200, session, { recoveryCodes: codes });
       return reply.header('cache-control', 'no-store').send({ recovery_codes: codes });
     },
@@ -283,7 +276,7 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
       const { session, identity } = await authorizeChange(request);
       const wasOn = await removeSecondFactor(
         deps,
-        actor(request),
+        accountActor(request),
         identity.id,
         'second_factor_disable',
       );

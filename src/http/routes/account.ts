@@ -2,11 +2,9 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { endOtherSessions, endOwnSession } from '../../domain/account/account-sessions.js';
 import { changeOwnPassword } from '../../domain/account/change-password.js';
-import type { Actor } from '../../domain/audit/audit-log.js';
 import { DomainError, validationError } from '../../domain/errors.js';
 import { updateProfile } from '../../domain/identities/identity-service.js';
 import { resolveReturnTo } from '../../domain/login-flows/return-to.js';
-import { BROWSER_ACTOR } from '../../domain/login-flows/sign-in-audit.js';
 import { isRecentSignIn } from '../../domain/sessions/recent-sign-in.js';
 import { listIdentitySessions } from '../../domain/sessions/session-list.js';
 import type { Session } from '../../domain/sessions/session.js';
@@ -20,6 +18,7 @@ import {
   sendFormFailure,
 } from '../account-page/respond.js';
 import {
+  accountActor,
   accountCsrfToken,
   accountOrigins,
   requireAccountCsrf,
@@ -27,7 +26,7 @@ import {
 } from '../account-session.js';
 import { clearSessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
-import { handleError, toDomainError } from '../errors.js';
+import { handleError, refusalOf } from '../errors.js';
 import { isFormPost, sendPage } from '../login-page/respond.js';
 import { messagePage } from '../login-page/render.js';
 import { refuseForeignOrigin, returnToAllowList } from '../origins.js';
@@ -102,10 +101,6 @@ type IdRoute = { Params: Static<typeof IdParams> };
 const ACCOUNT_ERRORS = [401, 403, 503, 504];
 const COOKIE = [{ sessionCookie: [] }];
 
-function accountActor(request: FastifyRequest): Actor {
-  return { ...BROWSER_ACTOR, details: { via: 'account', address: request.ip } };
-}
-
 /**
  * The hosted account page and its JSON API (docs/account.md). Registered in the browser
  * scope (cookies; the account CORS zone in cors.ts). Every state change checks Origin
@@ -133,12 +128,8 @@ export function accountRoutes(app: FastifyInstance, deps: AppDeps): void {
     (form: 'profile' | 'password' | 'sessions') =>
     async (thrown: unknown, request: FastifyRequest, reply: FastifyReply) => {
       if (!isFormPost(request)) return handleError(thrown, request, reply);
-      let error: DomainError;
-      try {
-        error = toDomainError(thrown);
-      } catch {
-        return handleError(thrown, request, reply);
-      }
+      const error = refusalOf(thrown);
+      if (!error) return handleError(thrown, request, reply);
       request.errorCode = error.code;
       const session = request.accountSession;
       const signedOut = ['invalid_token', 'session_expired', 'identity_disabled'];

@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
+  type FlowRecord,
   awaitsSecondFactor,
   isFlowOpen,
   toFlowView,
@@ -35,6 +36,7 @@ import {
   FLOW_METHODS,
   type FlowMethodSurface,
   SECOND_FACTOR_SURFACES,
+  type SecondFactorSurface,
   flowChallengeUrl,
   flowMethodUrl,
 } from '../flow-methods.js';
@@ -179,6 +181,94 @@ export function flowDepsOf(
   };
 }
 
+/**
+ * The flow a failed form post to `POST /v1/flows/{id}/<method>` names, and whether its form
+ * may be shown again: the flow is in the state the route serves (`usable`) and the post
+ * carried its CSRF token, so a cross-site poster is never shown the flow's form.
+ */
+export async function postedFlow(
+  deps: AppDeps,
+  request: FastifyRequest<SubmitRoute>,
+  usable: (flow: FlowRecord, now: number) => boolean,
+): Promise<
+  | { flow?: FlowRecord; formUsable: false; now: number }
+  | { flow: FlowRecord; formUsable: true; now: number }
+> {
+  const now = deps.clock.now();
+  const id = request.params.id;
+  const flow = deps.legacyTokens.accepts('flow', id)
+    ? await deps.store.findFlow(id).catch(() => undefined)
+    : undefined;
+  const csrf = request.body?.csrf_token;
+  if (
+    flow !== undefined &&
+    usable(flow, now) &&
+    typeof csrf === 'string' &&
+    secretsEqual(flow.csrf_token, csrf)
+  ) {
+    return { flow, formUsable: true, now };
+  }
+  return { flow, formUsable: false, now };
+}
+
+/**
+ * The options of `POST /v1/flows/{id}/<method>`, first factor or second: the audit hook
+ * first, so a refused Origin is recorded too; a form post's failure answered by
+ * `formFailure` with a page, any other with the error model; JSON or form bodies; and the
+ * OpenAPI operation, whose 200 says what `signedIn` does.
+ */
+export function flowSubmitOptions(
+  deps: AppDeps,
+  {
+    surface,
+    signInAudit,
+    formFailure,
+    signedIn,
+  }: {
+    surface: FlowMethodSurface | SecondFactorSurface;
+    signInAudit: ReturnType<typeof signInAuditHooks>;
+    formFailure: (
+      error: unknown,
+      request: FastifyRequest<SubmitRoute>,
+      reply: FastifyReply,
+    ) => Promise<FastifyReply>;
+    signedIn: string;
+  },
+) {
+  const id = surface.method.id;
+  return {
+    config: { action: `flow_${id}` },
+    onRequest: [
+      signInAudit.onRequest,
+      refuseForeignOrigin((request) => flowSubmitOrigins(request, deps.config)),
+    ],
+    onResponse: signInAudit.onResponse,
+    errorHandler: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
+      isFormPost(request)
+        ? formFailure(error, request as FastifyRequest<SubmitRoute>, reply)
+        : handleError(error, request, reply),
+    schema: {
+      operationId: `submitFlow${pascalCase(id)}`,
+      summary: surface.summary,
+      tags: ['flows'],
+      description: surface.description,
+      security: OPTIONAL_SERVICE_TOKEN,
+      consumes: ['application/json', 'application/x-www-form-urlencoded'],
+      params: IdParams,
+      headers: ClientIpHeader,
+      body: SUBMIT_BODIES.get(id),
+      response: responses(
+        {
+          200: jsonOrPage(SubmitResultSchema, signedIn),
+          303: seeOther('Signed in (form post): on to return_to'),
+        },
+        [...BROWSER_ERRORS, 404, 429],
+        { html: true },
+      ),
+    },
+  };
+}
+
 export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
   const flowDeps = flowDepsOf(deps);
 
@@ -281,20 +371,14 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
     request: FastifyRequest<SubmitRoute>,
     reply: FastifyReply,
   ): Promise<FastifyReply> {
-    const now = deps.clock.now();
-    const id = request.params.id;
-    const flow = deps.legacyTokens.accepts('flow', id)
-      ? await deps.store.findFlow(id).catch(() => undefined)
-      : undefined;
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    const csrf = body.csrf_token;
-    const formUsable =
-      flow !== undefined &&
-      isFlowOpen(flow, now) &&
-      typeof csrf === 'string' &&
-      secretsEqual(flow.csrf_token, csrf);
-    const username = typeof body.username === 'string' ? body.username : undefined;
-    return sendFailurePage(request, reply, error, { flow, formUsable, username, now });
+    const { flow, formUsable, now } = await postedFlow(deps, request, isFlowOpen);
+    const username = request.body?.username;
+    return sendFailurePage(request, reply, error, {
+      flow,
+      formUsable,
+      username: typeof username === 'string' ? username : undefined,
+      now,
+    });
   }
 
   for (const surface of FLOW_METHODS) {
@@ -306,7 +390,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
         config: { action: `flow_${method.id}_options` },
         onRequest: refuseForeignOrigin((request) => flowSubmitOrigins(request, deps.config)),
         schema: {
-          operationId: `challengeFlow${method.id[0]!.toUpperCase()}${method.id.slice(1)}`,
+          operationId: `challengeFlow${pascalCase(method.id)}`,
           summary: challenge.summary,
           tags: ['flows'],
           description: challenge.description,
@@ -339,43 +423,15 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
 
   for (const surface of FLOW_METHODS) {
     const { method } = surface;
-    const signInAudit = signInAuditHooks(deps.audit, method, method.id);
     app.post<SubmitRoute>(
       flowMethodUrl(method.id),
-      {
-        config: { action: `flow_${method.id}` },
-        onRequest: [
-          signInAudit.onRequest,
-          refuseForeignOrigin((request) => flowSubmitOrigins(request, deps.config)),
-        ],
-        onResponse: signInAudit.onResponse,
-        errorHandler: (error, request, reply) =>
-          isFormPost(request)
-            ? formFailure(error, request as FastifyRequest<SubmitRoute>, reply)
-            : handleError(error, request, reply),
-        schema: {
-          operationId: `submitFlow${method.id[0]!.toUpperCase()}${method.id.slice(1)}`,
-          summary: surface.summary,
-          tags: ['flows'],
-          description: surface.description,
-          security: OPTIONAL_SERVICE_TOKEN,
-          consumes: ['application/json', 'application/x-www-form-urlencoded'],
-          params: IdParams,
-          headers: ClientIpHeader,
-          body: SUBMIT_BODIES.get(method.id),
-          response: responses(
-            {
-              200: jsonOrPage(
-                SubmitResultSchema,
-                'Signed in: the session (JSON), or the signed-in page for a form post without return_to; for a form post to an account with a second factor, the page asking for its code (no session yet)',
-              ),
-              303: seeOther('Signed in (form post): on to return_to'),
-            },
-            [...BROWSER_ERRORS, 404, 429],
-            { html: true },
-          ),
-        },
-      },
+      flowSubmitOptions(deps, {
+        surface,
+        signInAudit: signInAuditHooks(deps.audit, method, method.id),
+        formFailure,
+        signedIn:
+          'Signed in: the session (JSON), or the signed-in page for a form post without return_to; for a form post to an account with a second factor, the page asking for its code (no session yet)',
+      }),
       async (request, reply) => {
         const submission = await flowSubmissionOf(deps, request, method);
         const result = await submitToFlow(flowDeps, method, {

@@ -111,10 +111,12 @@ const IDENTITY_COLUMNS = {
   updated_at: true,
 } satisfies Record<keyof IdentityRecord, true>;
 
-/** A session record's columns, without the device ones (the lists read those). */
-const SESSION_RECORD_COLUMNS = [
+/**
+ * What a session record and a session listing both read: the record adds the token hash,
+ * the listing the device, as their types do (SessionListing).
+ */
+const SESSION_COMMON_COLUMNS = [
   'id',
-  'token_hash',
   'identity_id',
   'authenticated_via',
   'issued_at',
@@ -122,18 +124,17 @@ const SESSION_RECORD_COLUMNS = [
   'revoked_at',
   'last_used_at',
   'aal',
+] as const;
+
+/** A session record's columns, without the device ones (the lists read those). */
+const SESSION_RECORD_COLUMNS = [
+  ...SESSION_COMMON_COLUMNS,
+  'token_hash',
 ] as const satisfies readonly (keyof SessionRecord)[];
 
 /** What a session list shows: never the token hash. */
 const SESSION_LISTING_COLUMNS = [
-  'id',
-  'identity_id',
-  'authenticated_via',
-  'issued_at',
-  'expires_at',
-  'revoked_at',
-  'last_used_at',
-  'aal',
+  ...SESSION_COMMON_COLUMNS,
   'user_agent',
   'client_address',
 ] as const satisfies readonly (keyof SessionListing)[];
