@@ -39,7 +39,7 @@ export interface Services {
   close(): Promise<void>;
 }
 
-const CHECKPOINTER_FAILED = 'SQLite checkpoints are back on the server thread';
+const CHECKPOINTER_FAILED = 'SQLite checkpoint worker failed';
 
 /** Composition root shared by the server and the CLI: no logic, only wiring. */
 export async function buildServices(

@@ -196,7 +196,7 @@ describe('tessera serve checkpoints on its worker [sqlite]', () => {
       while (statSync(box.databaseFile).size <= 4096) await sleep(10);
       expect(await server.stop()).toBe(0);
       expect(existsSync(`${box.databaseFile}-wal`)).toBe(false);
-      expect(server.stdout()).not.toContain('checkpoints are back');
+      expect(server.stdout()).not.toContain('SQLite checkpoint worker failed');
     } finally {
       box.remove();
     }
