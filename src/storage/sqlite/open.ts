@@ -45,7 +45,8 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
   // file to WAL needs the write lock.
   const raw = new BetterSqlite3(options.filename, { timeout: timeoutMs });
   const wal = raw.pragma('journal_mode = WAL', { simple: true }) === 'wal';
-  // In WAL mode a commit does not fsync on the server's thread (checkpoints still do):
+  // In WAL mode a commit does not fsync on the server's thread (SQLite's automatic
+  // checkpoints do; `tessera serve` runs its checkpoints on a worker: checkpointer.ts):
   // under `full` a writer is answered after wal-sync.ts has synced the WAL off the thread,
   // which is what FULL would add here. A database that cannot be in WAL mode (`:memory:`)
   // keeps SQLite's own level.
@@ -92,6 +93,8 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
       // A store whose WAL could not be synced takes no more writes (wal-sync.ts): not ready.
       const failure = sync?.failure();
       if (failure) throw failure;
+      // A flag of the connection (set after a failed sync, or by whatever made it refuse
+      // writes): reading it touches no file, yet fails on a closed connection.
       let queryOnly: unknown;
       try {
         queryOnly = raw.pragma('query_only', { simple: true });
