@@ -26,6 +26,11 @@ export interface AppOverrides {
   schema?: string;
   /** Tests only: hooks installed on the server before its routes. */
   instrument?: ServerOptions['instrument'];
+  /**
+   * `tessera serve`: SQLite's WAL checkpoints run on a worker thread (docs/sqlite.md).
+   * CLI commands and in-process tests open the store briefly and keep SQLite's own.
+   */
+  checkpointInWorker?: boolean;
 }
 
 export interface Services {
@@ -33,6 +38,8 @@ export interface Services {
   /** Flushes buffered audit rows and closes the database. */
   close(): Promise<void>;
 }
+
+const CHECKPOINTER_FAILED = 'SQLite checkpoint worker failed';
 
 /** Composition root shared by the server and the CLI: no logic, only wiring. */
 export async function buildServices(
@@ -49,6 +56,9 @@ export async function buildServices(
       sqliteSynchronous: config.sqliteSynchronous,
       schema: overrides.schema,
       onPoolError: (error) => log.error({ err: error }, OUTAGE_MESSAGES.connectionLost),
+      sqliteCheckpointer: overrides.checkpointInWorker
+        ? { onFailure: (error) => log.error({ err: error }, CHECKPOINTER_FAILED) }
+        : undefined,
     });
   const clock = overrides.clock ?? systemClock;
   try {

@@ -27,7 +27,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
 
 /** Migrate, listen, sweep periodically, stop gracefully on SIGTERM/SIGINT. */
 async function start(config: Config, logger: Logger): Promise<void> {
-  const { app, deps, close } = await buildApp(config, {}, logger);
+  const { app, deps, close } = await buildApp(config, { checkpointInWorker: true }, logger);
   const applied = await deps.store.migrate();
   if (applied.length > 0) app.log.info({ applied }, 'migrations applied');
   await checkLegacyTokens(deps, app.log, true);

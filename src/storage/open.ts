@@ -11,6 +11,8 @@ export interface StorageConfig {
   sqliteSynchronous?: 'normal' | 'full';
   schema?: string;
   onPoolError?: (error: Error) => void;
+  /** SQLite only: checkpoints on a worker thread, for a long-running server (docs/sqlite.md). */
+  sqliteCheckpointer?: { onFailure(error: unknown): void };
 }
 
 export function isPostgresUrl(url: string): boolean {
@@ -31,5 +33,6 @@ export function openStorage(config: StorageConfig): StoreHandle {
     filename: config.databaseUrl.replace(/^sqlite:(\/\/)?/, ''),
     busyTimeoutMs: config.timeoutMs,
     synchronous: config.sqliteSynchronous ?? 'full',
+    checkpointer: config.sqliteCheckpointer,
   });
 }

@@ -1,12 +1,14 @@
-import { mkdirSync, realpathSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, realpathSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
+import { StorageUnavailable } from '../errors.js';
 import { migrations } from '../migrations.js';
 import type { Database } from '../schema.js';
 import { createStore, type Store, type StoreHandle } from '../store.js';
 import { sqliteAuditBatch } from './audit-batch.js';
 import { whenNotBusy } from './busy.js';
+import { checkpointInWorker } from './checkpointer.js';
 import { sqliteDialect } from './driver.js';
 import { translateSqliteError } from './errors.js';
 import { sqlitePreparedReads } from './prepared-reads.js';
@@ -25,7 +27,16 @@ export interface SqliteOptions {
    * `normal` syncs only at checkpoints: it survives a killed process, not a power loss.
    */
   synchronous: 'normal' | 'full';
+  /**
+   * Present for a long-running server: checkpoints run on a worker thread
+   * (checkpointer.ts), and `onFailure` hears when they had to come back to this one.
+   * Absent (CLI commands, tests that open the store briefly): SQLite's automatic checkpoint.
+   */
+  checkpointer?: { onFailure(error: unknown): void };
 }
+
+/** How often the worker checkpoints the WAL (checkpointer.ts says why a timer). */
+const CHECKPOINT_INTERVAL_MS = 1000;
 
 export function openSqlite(options: SqliteOptions): StoreHandle {
   if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
@@ -34,7 +45,8 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
   // file to WAL needs the write lock.
   const raw = new BetterSqlite3(options.filename, { timeout: timeoutMs });
   const wal = raw.pragma('journal_mode = WAL', { simple: true }) === 'wal';
-  // In WAL mode a commit does not fsync on the server's thread (checkpoints still do):
+  // In WAL mode a commit does not fsync on the server's thread (SQLite's automatic
+  // checkpoints do; `tessera serve` runs its checkpoints on a worker: checkpointer.ts):
   // under `full` a writer is answered after wal-sync.ts has synced the WAL off the thread,
   // which is what FULL would add here. A database that cannot be in WAL mode (`:memory:`)
   // keeps SQLite's own level.
@@ -45,10 +57,20 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
   raw.pragma('busy_timeout = 0');
   const { prepare } = withStatementCache(raw);
   // SQLite names the WAL after the database file with symbolic links resolved.
+  const file = options.filename === ':memory:' ? undefined : realpathSync(raw.name);
   // After a failed sync the connection refuses writes (SQLITE_READONLY: 503) until restart.
   const sync =
-    options.synchronous === 'full' && wal
-      ? walSync(`${realpathSync(raw.name)}-wal`, () => raw.pragma('query_only = ON'))
+    options.synchronous === 'full' && wal && file
+      ? walSync(`${file}-wal`, () => raw.pragma('query_only = ON'))
+      : undefined;
+  const checkpointer =
+    options.checkpointer && wal && file
+      ? checkpointInWorker({
+          raw,
+          filename: file,
+          intervalMs: CHECKPOINT_INTERVAL_MS,
+          onFailure: options.checkpointer.onFailure,
+        })
       : undefined;
   const durable = sync?.durable;
   const db = new Kysely<Database>({
@@ -71,13 +93,20 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
       // A store whose WAL could not be synced takes no more writes (wal-sync.ts): not ready.
       const failure = sync?.failure();
       if (failure) throw failure;
+      // A flag of the connection (set after a failed sync, or by whatever made it refuse
+      // writes): reading it touches no file, yet fails on a closed connection.
+      let queryOnly: unknown;
       try {
-        raw.prepare('SELECT 1').get();
+        queryOnly = raw.pragma('query_only', { simple: true });
       } catch (error) {
         throw translateSqliteError(error);
       }
+      if (queryOnly) throw new StorageUnavailable(undefined, 'the SQLite connection is query-only');
+      if (file) assertWritable([file, ...(wal ? [`${file}-wal`] : [])]);
     },
     async close() {
+      // The worker's connection closes first, so that this one, the last, cleans the WAL up.
+      await checkpointer?.close();
       await db.destroy();
       await sync?.close();
       // Kysely skips its driver's destroy when it never ran a query (a process that only
@@ -85,6 +114,26 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
       if (raw.open) raw.close();
     },
   };
+}
+
+/**
+ * Readiness on SQLite without writing anything: SQLite opens a file it may not write
+ * read-only, without an error, and a file system remounted read-only refuses the writes of
+ * a connection opened before. access(2) asks the kernel whether this process may write
+ * each file (the database, where checkpoints write, and the WAL, where commits do), with
+ * the same credentials the open used; it answers EROFS on a read-only mount, to root too.
+ * One case answers 503 although writes still work: permissions taken away after the open
+ * leave this connection's descriptors writable until the restart, which would then open
+ * the file read-only; the instance is reported not ready at once rather than at its restart.
+ */
+function assertWritable(files: string[]): void {
+  for (const path of files) {
+    try {
+      accessSync(path, constants.W_OK);
+    } catch (error) {
+      throw new StorageUnavailable(error, `the SQLite file ${path} cannot be written`);
+    }
+  }
 }
 
 /**
