@@ -1,14 +1,17 @@
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { registerIdentity } from '../../src/domain/identities/identity-service.js';
 import { hashToken } from '../../src/lib/tokens.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium } from '../helpers/chromium.js';
+import { PASSWORD } from '../helpers/core.js';
+import {
+  addAlice,
+  describeInChromium,
+  launchChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { type AppSite, startAppSite } from './pages.js';
 
-const PASSWORD = 'correct horse battery';
 const SCREENSHOTS = 'test-results';
 
 /** Runs `fetch` inside the page, so the browser applies CORS and cookie rules itself. */
@@ -38,13 +41,8 @@ describeInChromium('hosted sign-in in a real browser', () => {
     app = await startAppSite('App');
     unlisted = await startAppSite('Unlisted');
     t = await createTestApp('sqlite', { SERVICE_SESSION_CORS_ORIGINS: app.origin });
-    await registerIdentity(
-      t.deps,
-      { service_name: 'browser-tests', service_id: null },
-      { username: 'alice', password: PASSWORD, display_name: 'Alice Example' },
-    );
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    tessera = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    await addAlice(t);
+    tessera = await listenForBrowser(t);
     browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });
   });

@@ -1,13 +1,16 @@
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { registerIdentity } from '../../src/domain/identities/identity-service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium } from '../helpers/chromium.js';
+import { PASSWORD } from '../helpers/core.js';
+import {
+  addAlice,
+  describeInChromium,
+  launchChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { type DatabaseKind, postgresAvailable } from '../helpers/databases.js';
 
-const PASSWORD = 'correct horse battery';
 const SCREENSHOTS = 'test-results';
 
 /** `fetch` inside the page: the browser's own cookies and CORS rules. */
@@ -32,14 +35,9 @@ for (const kind of kinds) {
 
     beforeAll(async () => {
       t = await createTestApp(kind);
-      await registerIdentity(
-        t.deps,
-        { service_name: 'browser-tests', service_id: null },
-        { username: 'alice', password: PASSWORD, display_name: 'Alice Example' },
-      );
-      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      await addAlice(t);
       // localhost, not 127.0.0.1: WebAuthn's relying party id must be a domain name.
-      tessera = `http://localhost:${(t.app.server.address() as AddressInfo).port}`;
+      tessera = await listenForBrowser(t, 'localhost');
       browser = await launchChromium();
       mkdirSync(SCREENSHOTS, { recursive: true });
     });
