@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { describe } from 'vitest';
 import { registerIdentity } from '../../src/domain/identities/identity-service.js';
 import type { TestApp } from './app.js';
@@ -47,4 +47,30 @@ export function addAlice(t: TestApp): Promise<unknown> {
 export async function listenForBrowser(t: TestApp, hostname = '127.0.0.1'): Promise<string> {
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   return `http://${hostname}:${(t.app.server.address() as AddressInfo).port}`;
+}
+
+/** What `fetchInPage` saw: the status and JSON body, or the name of the error it threw. */
+export interface PageFetch {
+  status?: number;
+  body?: unknown;
+  failed?: string;
+}
+
+/**
+ * `fetch` with credentials run inside the page, so the browser applies its own CORS and
+ * cookie rules; a fetch the browser refuses answers `failed`.
+ */
+export function fetchInPage(page: Page, url: string, method = 'GET'): Promise<PageFetch> {
+  return page.evaluate(
+    async ([target, verb]) => {
+      try {
+        const res = await fetch(target!, { method: verb, credentials: 'include' });
+        const text = await res.text();
+        return { status: res.status, body: text ? JSON.parse(text) : null };
+      } catch (error) {
+        return { failed: (error as Error).name };
+      }
+    },
+    [url, method] as const,
+  );
 }
