@@ -1,9 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium } from '../helpers/chromium.js';
+import { describeInChromium, launchChromium, listenForBrowser } from '../helpers/chromium.js';
 import { FIREFOX, NEW_PASSWORD, PASSWORD, addUser } from './helpers.js';
 
 const SCREENSHOTS = 'test-results';
@@ -17,8 +16,7 @@ describeInChromium('account page in Chromium', () => {
 
   beforeAll(async () => {
     t = await createTestApp('sqlite');
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    tessera = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    tessera = await listenForBrowser(t);
     browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });
   });

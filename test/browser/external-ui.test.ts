@@ -1,14 +1,16 @@
-import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { registerIdentity } from '../../src/domain/identities/identity-service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { PASSWORD } from '../helpers/core.js';
 import { auditEntries } from '../helpers/core.js';
-import { describeInChromium, launchChromium } from '../helpers/chromium.js';
+import {
+  addAlice,
+  describeInChromium,
+  launchChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { type LoginUiSite, startLoginUiSite } from './login-ui-site.js';
 import { type AppSite, startAppSite } from './pages.js';
-
-const PASSWORD = 'correct horse battery';
 
 /** Runs `fetch` inside the page, so the browser applies CORS and cookie rules itself. */
 function fetchFrom(page: Page, url: string, init: { method?: string; json?: unknown } = {}) {
@@ -65,13 +67,8 @@ describeInChromium('external login UI in a real browser', () => {
       SERVICE_LOGIN_UI_URL: `${ui.origin}/signin`,
       SERVICE_RETURN_TO_ALLOWED: ui.origin,
     });
-    await registerIdentity(
-      t.deps,
-      { service_name: 'browser-tests', service_id: null },
-      { username: 'alice', password: PASSWORD },
-    );
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    tessera = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    await addAlice(t);
+    tessera = await listenForBrowser(t);
     ui.tessera = tessera;
     browser = await launchChromium();
   });

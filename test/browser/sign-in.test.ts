@@ -1,31 +1,19 @@
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { registerIdentity } from '../../src/domain/identities/identity-service.js';
 import { hashToken } from '../../src/lib/tokens.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium } from '../helpers/chromium.js';
+import { PASSWORD } from '../helpers/core.js';
+import {
+  addAlice,
+  describeInChromium,
+  fetchInPage,
+  launchChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { type AppSite, startAppSite } from './pages.js';
 
-const PASSWORD = 'correct horse battery';
 const SCREENSHOTS = 'test-results';
-
-/** Runs `fetch` inside the page, so the browser applies CORS and cookie rules itself. */
-function fetchFrom(page: Page, url: string, method = 'GET') {
-  return page.evaluate(
-    async ([target, verb]) => {
-      try {
-        const res = await fetch(target!, { method: verb, credentials: 'include' });
-        const text = await res.text();
-        return { status: res.status, body: text ? JSON.parse(text) : null };
-      } catch (error) {
-        return { failed: (error as Error).name };
-      }
-    },
-    [url, method] as const,
-  );
-}
 
 describeInChromium('hosted sign-in in a real browser', () => {
   let t: TestApp;
@@ -38,13 +26,8 @@ describeInChromium('hosted sign-in in a real browser', () => {
     app = await startAppSite('App');
     unlisted = await startAppSite('Unlisted');
     t = await createTestApp('sqlite', { SERVICE_SESSION_CORS_ORIGINS: app.origin });
-    await registerIdentity(
-      t.deps,
-      { service_name: 'browser-tests', service_id: null },
-      { username: 'alice', password: PASSWORD, display_name: 'Alice Example' },
-    );
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    tessera = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    await addAlice(t);
+    tessera = await listenForBrowser(t);
     browser = await launchChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
@@ -99,25 +82,27 @@ describeInChromium('hosted sign-in in a real browser', () => {
 
     // whoami from the listed origin, with credentials: the browser sends the cookie and
     // lets the page read the answer.
-    const who = await fetchFrom(page, `${tessera}/v1/whoami`);
+    const who = await fetchInPage(page, `${tessera}/v1/whoami`);
     expect(who).toMatchObject({ status: 200, body: { identity: { username: 'alice' } } });
 
     // The same call from an origin not in SERVICE_SESSION_CORS_ORIGINS is refused by the
     // browser: no CORS headers, so the page cannot read anything.
     const other = await context.newPage();
     await other.goto(`${unlisted.origin}/probe`);
-    expect(await fetchFrom(other, `${tessera}/v1/whoami`)).toEqual({ failed: 'TypeError' });
-    expect(await fetchFrom(other, `${tessera}/v1/logout`, 'POST')).toEqual({ failed: 'TypeError' });
+    expect(await fetchInPage(other, `${tessera}/v1/whoami`)).toEqual({ failed: 'TypeError' });
+    expect(await fetchInPage(other, `${tessera}/v1/logout`, 'POST')).toEqual({
+      failed: 'TypeError',
+    });
 
     // Logout from the listed origin revokes the session and clears the cookie.
-    expect(await fetchFrom(page, `${tessera}/v1/logout`, 'POST')).toEqual({
+    expect(await fetchInPage(page, `${tessera}/v1/logout`, 'POST')).toEqual({
       status: 204,
       body: null,
     });
     expect((await context.cookies(tessera)).map((cookie) => cookie.name)).not.toContain(
       'service_session',
     );
-    expect(await fetchFrom(page, `${tessera}/v1/whoami`)).toEqual({
+    expect(await fetchInPage(page, `${tessera}/v1/whoami`)).toEqual({
       status: 401,
       body: { error: 'invalid_token' },
     });

@@ -1,13 +1,15 @@
-import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { registerIdentity } from '../../src/domain/identities/identity-service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium } from '../helpers/chromium.js';
+import { PASSWORD } from '../helpers/core.js';
+import {
+  addAlice,
+  describeInChromium,
+  launchChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { STEP_MS, totpCode } from '../second-factor/helpers.js';
-
-const PASSWORD = 'correct horse battery';
 
 /**
  * A request with the browser profile's own cookies (the hosted pages' CSP lets no script
@@ -35,13 +37,8 @@ describeInChromium('two-step verification in a real browser', () => {
 
     beforeAll(async () => {
       t = await createTestApp(kind, {});
-      await registerIdentity(
-        t.deps,
-        { service_name: 'browser-tests', service_id: null },
-        { username: 'alice', password: PASSWORD, display_name: 'Alice Example' },
-      );
-      await t.app.listen({ port: 0, host: '127.0.0.1' });
-      tessera = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+      await addAlice(t);
+      tessera = await listenForBrowser(t);
       browser = await launchChromium();
       context = await browser.newContext({ javaScriptEnabled: true });
       context.on('console', (message) => {

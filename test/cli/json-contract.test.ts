@@ -1,14 +1,14 @@
-import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { cliJson, cliSandbox, type CliSandbox, runCli, runNode } from '../helpers/cli.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
 const PASSWORD = 'a long enough password';
-const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+const { version, bin } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string;
+  bin: { tessera: string };
 };
 
 /** Every key of every object in a JSON value, however deep. */
@@ -53,19 +53,15 @@ describe('tessera CLI: what a script can rely on', { timeout: 180_000 }, () => {
     }
   });
 
-  it('--version works from a build laid out as installed (dist/ next to package.json)', async () => {
-    // Inside node_modules so the build resolves its dependencies, like test/links does.
+  it('--version works from a build laid out as installed; nothing else needs package.json', async () => {
+    // This run's transpile of src/ (test/helpers/global-setup.ts), copied without the
+    // package.json beside it, inside node_modules so that it resolves its dependencies.
     const cache = join(ROOT, 'node_modules', '.cache');
     mkdirSync(cache, { recursive: true });
     const pkg = mkdtempSync(join(cache, 'tessera-cli-build-'));
     try {
-      const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-      await promisify(execFile)(process.execPath, [
-        tsc,
-        ...['-p', 'tsconfig.build.json', '--outDir', join(pkg, 'dist')],
-      ]);
+      cpSync(dirname(dirname(inject('tesseraCli'))), join(pkg, 'dist'), { recursive: true });
       const main = join(pkg, 'dist', 'cli', 'main.js');
-      // Only --version needs package.json: without one above the build, the rest still works.
       const migrated = await runNode([main, 'migrate', '--json'], box.env);
       expect(migrated).toMatchObject({ code: 0, stderr: '' });
       copyFileSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
@@ -74,7 +70,27 @@ describe('tessera CLI: what a script can rely on', { timeout: 180_000 }, () => {
     } finally {
       rmSync(pkg, { recursive: true, force: true });
     }
-  }, 120_000);
+  });
+
+  it("npm run build emits the CLI where package.json's bin and --version expect it", () => {
+    // The layout the test above runs, as tsc derives it from tsconfig.build.json: the path
+    // tsc computes for each file's output, without compiling (that is CI's `npm ci`).
+    const config = ts.getParsedCommandLineOfConfigFile(
+      join(ROOT, 'tsconfig.build.json'),
+      {},
+      {
+        ...ts.sys,
+        onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+          throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+        },
+      },
+    )!;
+    const emitted = (source: string) =>
+      ts.getOutputFileNames(config, join(ROOT, source), false).find((file) => file.endsWith('.js'));
+    expect(emitted('src/cli/main.ts')).toBe(join(ROOT, bin.tessera));
+    // version.ts reads ../../package.json from where it runs.
+    expect(emitted('src/cli/version.ts')).toBe(join(ROOT, 'dist', 'cli', 'version.js'));
+  });
 
   it('an empty list says so, and is [] with --json', async () => {
     for (const [args, empty] of [

@@ -1,13 +1,10 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CLI_ARGS, childEnv, cliSandbox, type CliSandbox, runCli } from '../helpers/cli.js';
-import { postgresAvailable } from '../helpers/databases.js';
+import { describeOnPostgres } from '../helpers/databases.js';
 import { asAdmin, createScratchDatabase, type ScratchDatabase } from '../helpers/postgres-admin.js';
-
-const onPostgres = postgresAvailable ? describe : describe.skip;
-const pgSuffix = postgresAvailable ? '' : ' (skipped: SERVICE_TEST_DATABASE_URL not set)';
 
 /** A local port nothing listens on. */
 async function closedPort(): Promise<number> {
@@ -59,7 +56,7 @@ function migrate(env: Record<string, string>, applicationName: string) {
   );
 }
 
-onPostgres(`tessera migrate on PostgreSQL [postgres]${pgSuffix}`, () => {
+describeOnPostgres('tessera migrate on PostgreSQL', () => {
   let box: CliSandbox;
   let scratch: ScratchDatabase;
   beforeAll(async () => {
@@ -89,7 +86,7 @@ onPostgres(`tessera migrate on PostgreSQL [postgres]${pgSuffix}`, () => {
   });
 });
 
-onPostgres(`start-up against an unreachable PostgreSQL [postgres]${pgSuffix}`, () => {
+describeOnPostgres('start-up against an unreachable PostgreSQL', () => {
   let box: CliSandbox;
   beforeAll(() => (box = cliSandbox()));
   afterAll(() => box?.remove());

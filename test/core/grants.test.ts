@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { revokeServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
-import { GRANTS } from '../../src/domain/service-tokens/service-token.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { auditSince, createIdentity, expectError, testActor } from '../helpers/core.js';
-import { CORE_ENDPOINTS, send, sendWithHeader } from '../helpers/core-endpoints.js';
+import { createIdentity, expectError, testActor } from '../helpers/core.js';
+import { CORE_ENDPOINTS, sendWithHeader } from '../helpers/core-endpoints.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import {
   createGrantTokens,
-  expectBadBearersRefused,
+  describeGrantMatrix,
   type GrantTokens,
 } from '../helpers/grant-tokens.js';
 
@@ -22,46 +21,7 @@ describeEachDatabase('service tokens and grants', (kind) => {
   });
   afterAll(() => t?.close());
 
-  describe.each(CORE_ENDPOINTS)('$name', (endpoint) => {
-    it(`answers ${endpoint.ok} with grant ${endpoint.grant}`, async () => {
-      const res = await send(t, await endpoint.request(t), tokens.only(endpoint.grant));
-      expect(res.statusCode).toBe(endpoint.ok);
-    });
-
-    const others = GRANTS.filter((grant) => grant !== endpoint.grant);
-    it.each(others)('answers 403 forbidden with only grant %s', async (grant) => {
-      const before = (await auditSince(t, 0)).length;
-      const res = await send(t, await endpoint.request(t), tokens.only(grant));
-      expectError(res, 403, 'forbidden');
-      const rows = await auditSince(t, before);
-      expect(rows.filter((row) => row.outcome === 'forbidden')).toEqual([
-        expect.objectContaining({ action: endpoint.action, service_name: expect.any(String) }),
-      ]);
-    });
-
-    it('answers 403 forbidden with every grant but the required one', async () => {
-      const token = await t.token(...others);
-      expectError(await send(t, await endpoint.request(t), token), 403, 'forbidden');
-    });
-
-    it('answers 401 missing_service_token without an Authorization header', async () => {
-      expectError(await send(t, await endpoint.request(t), null), 401, 'missing_service_token');
-    });
-
-    it('answers 401 invalid_service_token for unusable bearers', async () => {
-      const request = await endpoint.request(t);
-      const valid = tokens.only(endpoint.grant);
-      await expectBadBearersRefused((bearer) => send(t, request, bearer), valid, tokens);
-      for (const header of [`Basic ${valid}`, 'Bearer', '', `Token ${valid}`]) {
-        const res = await sendWithHeader(t, request, header);
-        expect({ header, status: res.statusCode, body: res.json() }).toEqual({
-          header,
-          status: 401,
-          body: { error: 'invalid_service_token' },
-        });
-      }
-    });
-  });
+  describeGrantMatrix(CORE_ENDPOINTS, () => ({ t, tokens }));
 
   it('a refused caller changes nothing (forbidden register creates no identity)', async () => {
     const res = await t.call('POST', '/v1/register', tokens.only('identity_write'), {

@@ -7,18 +7,16 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createIdentity, expectError } from '../helpers/core.js';
 import {
   createTestDatabase,
-  postgresAvailable,
+  describeOnPostgres,
   postgresUrl,
   type TestDatabase,
 } from '../helpers/databases.js';
 import { appOnStore, type StoreApp } from '../helpers/store-app.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { proxyToPostgres, TcpProxy } from '../helpers/tcp-proxy.js';
 
 /** API-DECISIONS 3: 503 `unavailable` while the database is unreachable, 504 `timeout`. */
-const onPostgres = postgresAvailable ? describe : describe.skip;
-const pgSuffix = postgresAvailable ? '' : ' (skipped: SERVICE_TEST_DATABASE_URL not set)';
 
-onPostgres(`database outage [postgres]${pgSuffix}`, () => {
+describeOnPostgres('database outage', () => {
   let db: TestDatabase;
   let proxy: TcpProxy;
   let t: StoreApp;
@@ -27,12 +25,10 @@ onPostgres(`database outage [postgres]${pgSuffix}`, () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('postgres');
-    proxy = new TcpProxy(new URL(postgresUrl).hostname, Number(new URL(postgresUrl).port || 5432));
-    const port = await proxy.start();
-    const proxied = new URL(postgresUrl);
-    proxied.host = `127.0.0.1:${port}`;
+    const proxied = await proxyToPostgres();
+    proxy = proxied.proxy;
     const store = openStorage({
-      databaseUrl: proxied.toString(),
+      databaseUrl: proxied.url.toString(),
       timeoutMs: 2000,
       poolSize: 4,
       schema: db.schema,
@@ -141,7 +137,7 @@ onPostgres(`database outage [postgres]${pgSuffix}`, () => {
   });
 });
 
-onPostgres(`query timeout [postgres]${pgSuffix}`, () => {
+describeOnPostgres('query timeout', () => {
   let t: TestApp;
   let db: TestDatabase;
   let locker: pg.Client;

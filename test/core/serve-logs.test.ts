@@ -5,9 +5,9 @@ import { buildServices, consoleLog } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
 import { cliSandbox, type CliSandbox } from '../helpers/cli.js';
-import { postgresAvailable, postgresUrl } from '../helpers/databases.js';
+import { describeOnPostgres, postgresUrl } from '../helpers/databases.js';
 import { linesOf, runServe, type ServeProcess } from '../helpers/serve.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { proxyToPostgres, TcpProxy } from '../helpers/tcp-proxy.js';
 
 type Line = Record<string, unknown> & { msg?: string; level?: number };
 
@@ -25,10 +25,7 @@ function jsonLines(output: string): Line[] {
   });
 }
 
-const onPostgres = postgresAvailable ? describe : describe.skip;
-const pgSuffix = postgresAvailable ? '' : ' (skipped: SERVICE_TEST_DATABASE_URL not set)';
-
-onPostgres(`tessera serve logs through a PostgreSQL outage [postgres]${pgSuffix}`, () => {
+describeOnPostgres('tessera serve logs through a PostgreSQL outage', () => {
   const schema = `t_${randomBytes(6).toString('hex')}`;
   let proxy: TcpProxy;
   let server: ServeProcess;
@@ -39,13 +36,11 @@ onPostgres(`tessera serve logs through a PostgreSQL outage [postgres]${pgSuffix}
     await admin.connect();
     await admin.query(`CREATE SCHEMA ${schema}`);
     await admin.end();
-    const target = new URL(postgresUrl);
-    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    const proxied = new URL(postgresUrl);
-    proxied.host = `127.0.0.1:${await proxy.start()}`;
-    proxied.searchParams.set('options', `-c search_path=${schema}`);
+    const proxied = await proxyToPostgres();
+    proxy = proxied.proxy;
+    proxied.url.searchParams.set('options', `-c search_path=${schema}`);
     const env = {
-      SERVICE_DATABASE_URL: proxied.toString(),
+      SERVICE_DATABASE_URL: proxied.url.toString(),
       SERVICE_PASSWORD_PEPPER: 'serve-logs-pepper',
       SERVICE_ENCRYPTION_KEY: 'serve-logs-encryption-key',
       SERVICE_HOST: '127.0.0.1',

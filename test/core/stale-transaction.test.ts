@@ -1,18 +1,15 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openStorage } from '../../src/storage/open.js';
 import { expectError } from '../helpers/core.js';
 import {
   createTestDatabase,
-  postgresAvailable,
+  describeOnPostgres,
   postgresUrl,
   type TestDatabase,
 } from '../helpers/databases.js';
 import { appOnStore, type StoreApp } from '../helpers/store-app.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
-
-const onPostgres = postgresAvailable ? describe : describe.skip;
-const pgSuffix = postgresAvailable ? '' : ' (skipped: SERVICE_TEST_DATABASE_URL not set)';
+import { proxyToPostgres, TcpProxy } from '../helpers/tcp-proxy.js';
 
 /** The simple-protocol query message Kysely sends to open a transaction. */
 const isBegin = (chunk: Buffer) => chunk.toString('latin1').slice(5) === 'begin\0';
@@ -22,7 +19,7 @@ const isBegin = (chunk: Buffer) => chunk.toString('latin1').slice(5) === 'begin\
  * must not leave its connection in the pool, where later single-statement writes (the
  * buffered audit rows) would run inside that orphaned transaction and vanish with it.
  */
-onPostgres(`stale BEGIN after a timeout [postgres]${pgSuffix}`, () => {
+describeOnPostgres('stale BEGIN after a timeout', () => {
   let db: TestDatabase;
   let proxy: TcpProxy;
   let t: StoreApp;
@@ -33,14 +30,12 @@ onPostgres(`stale BEGIN after a timeout [postgres]${pgSuffix}`, () => {
     const direct = db.open();
     await direct.migrate();
     await direct.close();
-    const target = new URL(postgresUrl);
-    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    const proxied = new URL(postgresUrl);
-    proxied.host = `127.0.0.1:${await proxy.start()}`;
+    const proxied = await proxyToPostgres();
+    proxy = proxied.proxy;
     // One connection (SERVICE_DB_POOL_SIZE=1): whatever the timed-out BEGIN leaves behind
     // is what the next statement gets.
     const store = openStorage({
-      databaseUrl: proxied.toString(),
+      databaseUrl: proxied.url.toString(),
       timeoutMs: 1500,
       poolSize: 1,
       schema: db.schema,

@@ -1,20 +1,17 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openStorage } from '../../src/storage/open.js';
 import { expectError } from '../helpers/core.js';
-import { postgresAvailable } from '../helpers/databases.js';
+import { describeOnPostgres } from '../helpers/databases.js';
 import { asAdmin, createScratchDatabase, type ScratchDatabase } from '../helpers/postgres-admin.js';
 import { appOnStore, type StoreApp } from '../helpers/store-app.js';
-
-const onPostgres = postgresAvailable ? describe : describe.skip;
-const pgSuffix = postgresAvailable ? '' : ' (skipped: SERVICE_TEST_DATABASE_URL not set)';
 
 /**
  * Issue 11 item 3: every "cannot serve now" condition of a real PostgreSQL answers 503
  * `unavailable` (clients retry), on /readyz and on the API, and service resumes without a
  * restart once the condition ends.
  */
-onPostgres(`PostgreSQL refusing service [postgres]${pgSuffix}`, () => {
+describeOnPostgres('PostgreSQL refusing service', () => {
   let scratch: ScratchDatabase;
   let t: StoreApp;
   let read: string;

@@ -11,7 +11,18 @@ export const APP_ORIGIN = 'https://app.example';
 export const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 export const FORM = 'application/x-www-form-urlencoded';
 
-const setupActor = { service_name: 'flow-tests', service_id: null };
+/** Who the tests' own changes (registering, disabling) are audited as: an operator. */
+export const operator = { service_name: 'flow-tests', service_id: null };
+
+/**
+ * Sign-in rate limits that a file's many sign-ins from one address never reach, for suites
+ * testing something else; a suite of one limit overrides that one.
+ */
+export const LOOSE_SIGN_IN_LIMITS = {
+  SERVICE_RATE_LIMIT_LOGIN_IP: '1000/60s',
+  SERVICE_RATE_LIMIT_LOGIN_USERNAME: '1000/15m',
+  SERVICE_RATE_LIMIT_FLOW_CREATE_IP: '1000/60s',
+};
 
 export interface FlowTestApp extends TestApp {
   alice: Identity;
@@ -23,7 +34,7 @@ export async function createFlowApp(
   env: Record<string, string> = {},
 ): Promise<FlowTestApp> {
   const t = await createTestApp(kind, { SERVICE_SESSION_CORS_ORIGINS: APP_ORIGIN, ...env });
-  const alice = await registerIdentity(t.deps, setupActor, {
+  const alice = await registerIdentity(t.deps, operator, {
     username: 'alice',
     password: PASSWORD,
     display_name: 'Alice Example',
@@ -32,7 +43,7 @@ export async function createFlowApp(
 }
 
 export function addIdentity(t: TestApp, username: string): Promise<Identity> {
-  return registerIdentity(t.deps, setupActor, { username, password: PASSWORD });
+  return registerIdentity(t.deps, operator, { username, password: PASSWORD });
 }
 
 export interface StartedFlow {

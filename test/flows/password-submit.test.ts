@@ -4,28 +4,24 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import {
   APP_ORIGIN,
   type FlowTestApp,
+  LOOSE_SIGN_IN_LIMITS,
   PASSWORD,
   addIdentity,
   createFlowApp,
   expectError,
   expectValidationError,
   flowRow,
+  operator,
   sessionTokenOf,
   signIn,
   startFlow,
   submit,
 } from './helpers.js';
 
-const operator = { service_name: 'flow-tests', service_id: null };
-
 describeEachDatabase('POST /v1/flows/{id}/password (JSON)', (kind) => {
   let t: FlowTestApp;
   beforeAll(async () => {
-    t = await createFlowApp(kind, {
-      SERVICE_RATE_LIMIT_LOGIN_IP: '1000/60s',
-      SERVICE_RATE_LIMIT_LOGIN_USERNAME: '1000/15m',
-      SERVICE_RATE_LIMIT_FLOW_CREATE_IP: '1000/60s',
-    });
+    t = await createFlowApp(kind, LOOSE_SIGN_IN_LIMITS);
   });
   afterAll(() => t?.close());
 

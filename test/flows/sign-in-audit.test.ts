@@ -6,27 +6,26 @@ import { auditEntries } from '../helpers/core.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import {
   type FlowTestApp,
+  LOOSE_SIGN_IN_LIMITS,
   PASSWORD,
   addIdentity,
   createFlowApp,
   expectError,
   formPost,
+  operator,
   sessionTokenOf,
   signIn,
   startFlow,
   submit,
 } from './helpers.js';
 
-const operator = { service_name: 'flow-tests', service_id: null };
-
 /** Issue 11 item 6: every flow password submission leaves a `login` row, batched. */
 describeEachDatabase('sign-in audit (flow password submissions)', (kind) => {
   let t: FlowTestApp;
   beforeAll(async () => {
     t = await createFlowApp(kind, {
-      SERVICE_RATE_LIMIT_LOGIN_IP: '1000/60s',
+      ...LOOSE_SIGN_IN_LIMITS,
       SERVICE_RATE_LIMIT_LOGIN_USERNAME: '3/15m',
-      SERVICE_RATE_LIMIT_FLOW_CREATE_IP: '1000/60s',
       // Nothing is flushed by the timer during a test: only an explicit flush writes rows.
       SERVICE_AUDIT_FLUSH_MS: '600000',
     });

@@ -5,21 +5,20 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import {
   APP_ORIGIN,
   type FlowTestApp,
+  LOOSE_SIGN_IN_LIMITS,
   createFlowApp,
   expectError,
+  operator,
   sessionTokenOf,
   signIn,
   startFlow,
 } from './helpers.js';
 
-const operator = { service_name: 'flow-tests', service_id: null };
-
 describeEachDatabase('GET /v1/whoami and POST /v1/logout', (kind) => {
   let t: FlowTestApp;
   beforeAll(async () => {
     t = await createFlowApp(kind, {
-      SERVICE_RATE_LIMIT_LOGIN_USERNAME: '1000/15m',
-      SERVICE_RATE_LIMIT_LOGIN_IP: '1000/60s',
+      ...LOOSE_SIGN_IN_LIMITS,
       SERVICE_COOKIE_DOMAIN: 'localhost',
     });
   });

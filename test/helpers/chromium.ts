@@ -1,6 +1,10 @@
 import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import type { AddressInfo } from 'node:net';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { describe } from 'vitest';
+import { registerIdentity } from '../../src/domain/identities/identity-service.js';
+import type { TestApp } from './app.js';
+import { PASSWORD } from './core.js';
 import { requireSuite } from './databases.js';
 
 /** Debian's chromium: never a browser downloaded at install time. */
@@ -25,4 +29,48 @@ export function launchChromium(): Promise<Browser> {
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
+}
+
+/** The identity the browser suites sign in as: alice, with PASSWORD. */
+export function addAlice(t: TestApp): Promise<unknown> {
+  return registerIdentity(
+    t.deps,
+    { service_name: 'browser-tests', service_id: null },
+    { username: 'alice', password: PASSWORD, display_name: 'Alice Example' },
+  );
+}
+
+/**
+ * Starts `t` listening on a free loopback port and answers its origin; `hostname` names the
+ * loopback in it (`localhost` where WebAuthn needs a domain name).
+ */
+export async function listenForBrowser(t: TestApp, hostname = '127.0.0.1'): Promise<string> {
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  return `http://${hostname}:${(t.app.server.address() as AddressInfo).port}`;
+}
+
+/** What `fetchInPage` saw: the status and JSON body, or the name of the error it threw. */
+export interface PageFetch {
+  status?: number;
+  body?: unknown;
+  failed?: string;
+}
+
+/**
+ * `fetch` with credentials run inside the page, so the browser applies its own CORS and
+ * cookie rules; a fetch the browser refuses answers `failed`.
+ */
+export function fetchInPage(page: Page, url: string, method = 'GET'): Promise<PageFetch> {
+  return page.evaluate(
+    async ([target, verb]) => {
+      try {
+        const res = await fetch(target!, { method: verb, credentials: 'include' });
+        const text = await res.text();
+        return { status: res.status, body: text ? JSON.parse(text) : null };
+      } catch (error) {
+        return { failed: (error as Error).name };
+      }
+    },
+    [url, method] as const,
+  );
 }

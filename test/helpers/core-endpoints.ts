@@ -30,6 +30,30 @@ export interface CoreEndpoint {
   request(t: TestApp): Promise<CoreRequest>;
 }
 
+/**
+ * A request builder for `method` on `/v1/identities/{id}` + `path` of an identity it
+ * creates first; `body` is drawn afresh for each request.
+ */
+export function onNewIdentity(
+  method: CoreRequest['method'],
+  path = '',
+  body?: () => unknown,
+): CoreEndpoint['request'] {
+  return async (t) => {
+    const identity = await createIdentity(t);
+    const url = `/v1/identities/${identity.id}${path}`;
+    return body === undefined ? { method, url } : { method, url, body: body() };
+  };
+}
+
+/** A request builder posting to `url` the token of a session it creates first. */
+function onNewSession(url: string): CoreEndpoint['request'] {
+  return async (t) => {
+    const session = await createSession(t, (await createIdentity(t)).id);
+    return { method: 'POST', url, body: { token: session.token } };
+  };
+}
+
 /** The core endpoints of docs/api.md 2.5 and 4 with the grant each requires. */
 export const CORE_ENDPOINTS: CoreEndpoint[] = [
   {
@@ -37,10 +61,7 @@ export const CORE_ENDPOINTS: CoreEndpoint[] = [
     grant: 'identity_read',
     action: 'identity_read',
     ok: 200,
-    async request(t) {
-      const identity = await createIdentity(t);
-      return { method: 'GET', url: `/v1/identities/${identity.id}` };
-    },
+    request: onNewIdentity('GET'),
   },
   {
     name: 'GET /v1/identities?username=',
@@ -57,28 +78,14 @@ export const CORE_ENDPOINTS: CoreEndpoint[] = [
     grant: 'identity_write',
     action: 'identity_update',
     ok: 200,
-    async request(t) {
-      const identity = await createIdentity(t);
-      return {
-        method: 'PATCH',
-        url: `/v1/identities/${identity.id}/profile`,
-        body: { display_name: 'New Name' },
-      };
-    },
+    request: onNewIdentity('PATCH', '/profile', () => ({ display_name: 'New Name' })),
   },
   {
     name: 'PATCH /v1/identities/{id} (alias)',
     grant: 'identity_write',
     action: 'identity_update',
     ok: 200,
-    async request(t) {
-      const identity = await createIdentity(t);
-      return {
-        method: 'PATCH',
-        url: `/v1/identities/${identity.id}`,
-        body: { display_name: 'New Name' },
-      };
-    },
+    request: onNewIdentity('PATCH', '', () => ({ display_name: 'New Name' })),
   },
   {
     name: 'POST /v1/register',
@@ -121,30 +128,21 @@ export const CORE_ENDPOINTS: CoreEndpoint[] = [
     grant: 'introspect',
     action: 'session_verify',
     ok: 200,
-    async request(t) {
-      const session = await createSession(t, (await createIdentity(t)).id);
-      return { method: 'POST', url: '/v1/sessions/verify', body: { token: session.token } };
-    },
+    request: onNewSession('/v1/sessions/verify'),
   },
   {
     name: 'POST /v1/sessions/revoke',
     grant: 'revoke',
     action: 'session_revoke',
     ok: 204,
-    async request(t) {
-      const session = await createSession(t, (await createIdentity(t)).id);
-      return { method: 'POST', url: '/v1/sessions/revoke', body: { token: session.token } };
-    },
+    request: onNewSession('/v1/sessions/revoke'),
   },
   {
     name: 'POST /v1/identities/{id}/revoke-sessions',
     grant: 'revoke',
     action: 'identity_revoke_sessions',
     ok: 200,
-    async request(t) {
-      const identity = await createIdentity(t);
-      return { method: 'POST', url: `/v1/identities/${identity.id}/revoke-sessions` };
-    },
+    request: onNewIdentity('POST', '/revoke-sessions'),
   },
 ];
 

@@ -29,10 +29,13 @@ export const postgresAvailable = requireSuite(
  */
 export function describeEachDatabase(name: string, body: (kind: DatabaseKind) => void): void {
   describe(`${name} [sqlite]`, () => body('sqlite'));
-  if (postgresAvailable) describe(`${name} [postgres]`, () => body('postgres'));
-  else
-    describe.skip(`${name} [postgres] (skipped: SERVICE_TEST_DATABASE_URL not set)`, () =>
-      body('postgres'));
+  describeOnPostgres(name, () => body('postgres'));
+}
+
+/** A PostgreSQL-only suite, `name [postgres]`: skipped by name, saying why, as above. */
+export function describeOnPostgres(name: string, body: () => void): void {
+  if (postgresAvailable) describe(`${name} [postgres]`, body);
+  else describe.skip(`${name} [postgres] (skipped: SERVICE_TEST_DATABASE_URL not set)`, body);
 }
 
 export interface TestDatabase {

@@ -1,4 +1,5 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { postgresUrl } from './databases.js';
 
 /** Client data stopped on its way to the server (see `TcpProxy.holdClientData`). */
 export interface HeldData {
@@ -106,4 +107,13 @@ export class TcpProxy {
     this.#sockets.clear();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+}
+
+/** A started proxy in front of the test PostgreSQL, and the connection URL through it. */
+export async function proxyToPostgres(): Promise<{ proxy: TcpProxy; url: URL }> {
+  const target = new URL(postgresUrl);
+  const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+  const url = new URL(postgresUrl);
+  url.host = `127.0.0.1:${await proxy.start()}`;
+  return { proxy, url };
 }

@@ -1,6 +1,6 @@
 import type { TestApp } from '../helpers/app.js';
 import { createIdentity } from '../helpers/core.js';
-import type { CoreEndpoint } from '../helpers/core-endpoints.js';
+import { type CoreEndpoint, onNewIdentity } from '../helpers/core-endpoints.js';
 import { newPair, newSeed } from './helpers.js';
 
 /** The link endpoints of SPEC.md 5.2 with the grant each requires and its audit action. */
@@ -21,24 +21,14 @@ export const LINK_ENDPOINTS: CoreEndpoint[] = [
     grant: 'external_link',
     action: 'link_attach',
     ok: 201,
-    async request(t) {
-      const identity = await createIdentity(t);
-      return {
-        method: 'POST',
-        url: `/v1/identities/${identity.id}/links`,
-        body: { ...newPair(), verified: true },
-      };
-    },
+    request: onNewIdentity('POST', '/links', () => ({ ...newPair(), verified: true })),
   },
   {
     name: 'GET /v1/identities/{id}/links',
     grant: 'identity_read',
     action: 'link_list',
     ok: 200,
-    async request(t) {
-      const identity = await createIdentity(t);
-      return { method: 'GET', url: `/v1/identities/${identity.id}/links` };
-    },
+    request: onNewIdentity('GET', '/links'),
   },
   {
     name: 'DELETE /v1/identities/{id}/links',

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GRANTS } from '../../src/domain/service-tokens/service-token.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { auditSince, expectError } from '../helpers/core.js';
-import { type CoreRequest, send, sendWithHeader } from '../helpers/core-endpoints.js';
+import { expectError } from '../helpers/core.js';
+import { type CoreRequest, send } from '../helpers/core-endpoints.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import {
   createGrantTokens,
-  expectBadBearersRefused,
+  describeGrantMatrix,
   type GrantTokens,
 } from '../helpers/grant-tokens.js';
 import { countRows } from './helpers.js';
@@ -29,43 +28,7 @@ describeEachDatabase('link endpoint grants', (kind) => {
       (['identities', 'links', 'sessions'] as const).map((table) => countRows(t.db, table)),
     );
 
-  describe.each(LINK_ENDPOINTS)('$name', (endpoint) => {
-    it(`answers ${endpoint.ok} with only grant ${endpoint.grant}`, async () => {
-      const res = await send(t, await endpoint.request(t), tokens.only(endpoint.grant));
-      expect(res.statusCode).toBe(endpoint.ok);
-    });
-
-    const others = GRANTS.filter((grant) => grant !== endpoint.grant);
-    it.each(others)('answers 403 forbidden with only grant %s, changing nothing', async (grant) => {
-      const request = await endpoint.request(t);
-      const before = await snapshot();
-      const audited = (await auditSince(t, 0)).length;
-      expectError(await send(t, request, tokens.only(grant)), 403, 'forbidden');
-      expect(await snapshot()).toEqual(before);
-      const rows = await auditSince(t, audited);
-      expect(rows.filter((row) => row.outcome === 'forbidden')).toEqual([
-        expect.objectContaining({ action: endpoint.action, service_name: expect.any(String) }),
-      ]);
-    });
-
-    it('answers 403 forbidden with every grant but the required one', async () => {
-      const token = await t.token(...others);
-      expectError(await send(t, await endpoint.request(t), token), 403, 'forbidden');
-    });
-
-    it('answers 401 missing_service_token without an Authorization header', async () => {
-      expectError(await send(t, await endpoint.request(t), null), 401, 'missing_service_token');
-    });
-
-    it('answers 401 invalid_service_token for unusable bearers', async () => {
-      const request = await endpoint.request(t);
-      const valid = tokens.only(endpoint.grant);
-      await expectBadBearersRefused((bearer) => send(t, request, bearer), valid, tokens);
-      for (const header of [`Basic ${valid}`, 'Bearer', '']) {
-        expectError(await sendWithHeader(t, request, header), 401, 'invalid_service_token');
-      }
-    });
-  });
+  describeGrantMatrix(LINK_ENDPOINTS, () => ({ t, tokens }), snapshot);
 
   describe('the rules of SPEC.md 5.2', () => {
     const requests = () => Promise.all(LINK_ENDPOINTS.map((endpoint) => endpoint.request(t)));

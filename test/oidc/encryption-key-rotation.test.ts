@@ -11,7 +11,7 @@ import { cliSandbox, type CliSandbox } from '../helpers/cli.js';
 import {
   createTestDatabase,
   describeEachDatabase,
-  postgresAvailable,
+  describeOnPostgres,
   type TestDatabase,
 } from '../helpers/databases.js';
 import { asAdmin, createScratchDatabase } from '../helpers/postgres-admin.js';
@@ -213,9 +213,7 @@ describe('tessera serve re-seals OIDC signing keys at start-up', () => {
   }, 120_000);
 });
 
-const onPostgres = postgresAvailable ? describe : describe.skip;
-
-onPostgres('OIDC signing keys on a read-only database [postgres]', () => {
+describeOnPostgres('OIDC signing keys on a read-only database', () => {
   it('are served from a previous key when the re-seal cannot be written, and re-sealed later', async () => {
     const scratch = await createScratchDatabase();
     const open = () => openStorage({ databaseUrl: scratch.url, timeoutMs: 5000, poolSize: 2 });

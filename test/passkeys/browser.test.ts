@@ -1,26 +1,18 @@
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { registerIdentity } from '../../src/domain/identities/identity-service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium } from '../helpers/chromium.js';
+import { PASSWORD } from '../helpers/core.js';
+import {
+  addAlice,
+  describeInChromium,
+  fetchInPage,
+  launchChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { type DatabaseKind, postgresAvailable } from '../helpers/databases.js';
 
-const PASSWORD = 'correct horse battery';
 const SCREENSHOTS = 'test-results';
-
-/** `fetch` inside the page: the browser's own cookies and CORS rules. */
-function fetchFrom(page: Page, url: string, method = 'GET') {
-  return page.evaluate(
-    async ([target, verb]) => {
-      const res = await fetch(target!, { method: verb, credentials: 'include' });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : null };
-    },
-    [url, method] as const,
-  );
-}
 
 const kinds: DatabaseKind[] = postgresAvailable ? ['sqlite', 'postgres'] : ['sqlite'];
 
@@ -32,14 +24,9 @@ for (const kind of kinds) {
 
     beforeAll(async () => {
       t = await createTestApp(kind);
-      await registerIdentity(
-        t.deps,
-        { service_name: 'browser-tests', service_id: null },
-        { username: 'alice', password: PASSWORD, display_name: 'Alice Example' },
-      );
-      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      await addAlice(t);
       // localhost, not 127.0.0.1: WebAuthn's relying party id must be a domain name.
-      tessera = `http://localhost:${(t.app.server.address() as AddressInfo).port}`;
+      tessera = await listenForBrowser(t, 'localhost');
       browser = await launchChromium();
       mkdirSync(SCREENSHOTS, { recursive: true });
     });
@@ -101,8 +88,8 @@ for (const kind of kinds) {
       expect(credentials[0]!.isResidentCredential).toBe(true);
       expect(credentials[0]!.rpId).toBe('localhost');
 
-      expect((await fetchFrom(page, `${tessera}/v1/logout`, 'POST')).status).toBe(204);
-      expect((await fetchFrom(page, `${tessera}/v1/whoami`)).status).toBe(401);
+      expect((await fetchInPage(page, `${tessera}/v1/logout`, 'POST')).status).toBe(204);
+      expect((await fetchInPage(page, `${tessera}/v1/whoami`)).status).toBe(401);
 
       // Signed out: the login page offers the passkey in the username field's autofill
       // (conditional mediation), which the virtual authenticator answers at once: signed
@@ -110,11 +97,11 @@ for (const kind of kinds) {
       const login = `${tessera}/v1/login?return_to=${encodeURIComponent(account)}`;
       await page.goto(login);
       await page.waitForURL(account);
-      expect(await fetchFrom(page, `${tessera}/v1/whoami`)).toMatchObject({
+      expect(await fetchInPage(page, `${tessera}/v1/whoami`)).toMatchObject({
         status: 200,
         body: { authenticated_via: 'passkey', identity: { username: 'alice' } },
       });
-      expect((await fetchFrom(page, `${tessera}/v1/logout`, 'POST')).status).toBe(204);
+      expect((await fetchInPage(page, `${tessera}/v1/logout`, 'POST')).status).toBe(204);
 
       // A browser without autofill for passkeys: the button.
       await context.addInitScript(
@@ -127,7 +114,7 @@ for (const kind of kinds) {
       await page.screenshot({ path: `${SCREENSHOTS}/login-page-passkey.png`, fullPage: true });
       await page.getByRole('button', { name: 'Use a passkey' }).click();
       await page.waitForURL(account);
-      const who = await fetchFrom(page, `${tessera}/v1/whoami`);
+      const who = await fetchInPage(page, `${tessera}/v1/whoami`);
       expect(who).toMatchObject({
         status: 200,
         body: { authenticated_via: 'passkey', identity: { username: 'alice' } },
@@ -136,7 +123,9 @@ for (const kind of kinds) {
       await expect
         .poll(() => page.locator('ul.passkeys').textContent())
         .not.toContain('last used never');
-      const stored = await t.deps.store.listPasskeys(who.body.identity.id);
+      const stored = await t.deps.store.listPasskeys(
+        (who.body as { identity: { id: string } }).identity.id,
+      );
       expect(stored).toHaveLength(1);
       expect(stored[0]!.last_used_at).not.toBeNull();
       expect(violations).toEqual([]);

@@ -3,7 +3,7 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { auditEntries } from '../helpers/core.js';
 import {
   type FlowTestApp,
-  addIdentity,
+  LOOSE_SIGN_IN_LIMITS,
   createFlowApp,
   expectError,
   expectRateLimited,
@@ -13,10 +13,9 @@ import {
 import {
   STEP_MS,
   cookieOf,
-  enrolTotp,
+  enrolledIdentity,
   passwordStep,
   secondStep,
-  signedIn,
   totpCode,
 } from './helpers.js';
 
@@ -32,9 +31,7 @@ describeEachDatabase('sign-in flow with a second factor', (kind) => {
   beforeAll(async () => {
     t = await createFlowApp(kind, {
       SERVICE_FLOW_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
-      SERVICE_RATE_LIMIT_LOGIN_IP: '1000/60s',
-      SERVICE_RATE_LIMIT_FLOW_CREATE_IP: '1000/60s',
-      SERVICE_RATE_LIMIT_LOGIN_USERNAME: '1000/60s',
+      ...LOOSE_SIGN_IN_LIMITS,
       SERVICE_RATE_LIMIT_SECOND_FACTOR: '6/15m',
     });
     introspect = await t.token('introspect');
@@ -45,13 +42,7 @@ describeEachDatabase('sign-in flow with a second factor', (kind) => {
 
   const verify = (token: string) => t.call('POST', '/v1/sessions/verify', introspect, { token });
 
-  async function enrolled() {
-    const username = newName();
-    const identity = await addIdentity(t, username);
-    const session = await signedIn(t, username);
-    const { secret, recoveryCodes } = await enrolTotp(t, session);
-    return { username, identity, session, secret, recoveryCodes };
-  }
+  const enrolled = () => enrolledIdentity(t, newName());
 
   it('a user without a second factor gets an aal1 session, today’s answer plus aal', async () => {
     const { res } = await passwordStep(t, 'alice');

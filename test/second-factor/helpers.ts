@@ -2,7 +2,14 @@ import type { LightMyRequestResponse } from 'fastify';
 import { generate } from 'otplib';
 import { expect } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
-import { PASSWORD, type StartedFlow, sessionTokenOf, startFlow, submit } from '../flows/helpers.js';
+import {
+  PASSWORD,
+  type StartedFlow,
+  addIdentity,
+  sessionTokenOf,
+  startFlow,
+  submit,
+} from '../flows/helpers.js';
 
 /** One RFC 6238 step. */
 export const STEP_MS = 30_000;
@@ -107,4 +114,12 @@ export async function enrolTotp(
     secret,
     recoveryCodes: (confirmed.json() as { recovery_codes: string[] }).recovery_codes,
   };
+}
+
+/** A new identity `username`, signed in (the session) and with TOTP enrolled. */
+export async function enrolledIdentity(t: TestApp, username: string) {
+  const identity = await addIdentity(t, username);
+  const session = await signedIn(t, username);
+  const { secret, recoveryCodes } = await enrolTotp(t, session);
+  return { username, identity, session, secret, recoveryCodes };
 }

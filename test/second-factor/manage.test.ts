@@ -4,6 +4,7 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { auditEntries } from '../helpers/core.js';
 import {
   type FlowTestApp,
+  LOOSE_SIGN_IN_LIMITS,
   PASSWORD,
   addIdentity,
   createFlowApp,
@@ -14,7 +15,7 @@ import {
   accountPost,
   accountStatus,
   cookieOf,
-  enrolTotp,
+  enrolledIdentity,
   passwordStep,
   secondStep,
   signedIn,
@@ -35,9 +36,7 @@ describeEachDatabase('managing a second factor', (kind) => {
 
   beforeAll(async () => {
     t = await createFlowApp(kind, {
-      SERVICE_RATE_LIMIT_LOGIN_IP: '1000/60s',
-      SERVICE_RATE_LIMIT_FLOW_CREATE_IP: '1000/60s',
-      SERVICE_RATE_LIMIT_LOGIN_USERNAME: '1000/60s',
+      ...LOOSE_SIGN_IN_LIMITS,
       SERVICE_PRIVILEGED_WINDOW_MINUTES: '15',
     });
     direct = await t.token('direct_auth');
@@ -46,13 +45,7 @@ describeEachDatabase('managing a second factor', (kind) => {
   afterAll(() => t?.close());
   beforeEach(() => t.clock.advance(60 * 60_000));
 
-  async function enrolled() {
-    const username = newName();
-    const identity = await addIdentity(t, username);
-    const session = await signedIn(t, username);
-    const { secret, recoveryCodes } = await enrolTotp(t, session);
-    return { username, identity, session, secret, recoveryCodes };
-  }
+  const enrolled = () => enrolledIdentity(t, newName());
 
   const authenticate = (body: Record<string, unknown>) =>
     t.call('POST', '/v1/authenticate/password', direct, body);

@@ -4,10 +4,17 @@ import { newToken } from '../../src/lib/tokens.js';
 import { auditEntries, auditSince } from '../helpers/core.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
-import { PASSWORD, addIdentity, expectError, startFlow } from '../flows/helpers.js';
+import {
+  LOOSE_SIGN_IN_LIMITS,
+  PASSWORD,
+  addIdentity,
+  expectError,
+  startFlow,
+} from '../flows/helpers.js';
 import { ORIGIN, type PasskeyTestApp, createPasskeyApp } from '../passkeys/helpers.js';
 import {
   enrolTotp,
+  enrolledIdentity,
   passwordStep,
   secondStep,
   signedIn,
@@ -28,9 +35,7 @@ describeEachDatabase('audit rows name the sign-in method', (kind) => {
   let external: string;
   beforeAll(async () => {
     t = await createPasskeyApp(kind, {
-      SERVICE_RATE_LIMIT_LOGIN_IP: '1000/60s',
-      SERVICE_RATE_LIMIT_FLOW_CREATE_IP: '1000/60s',
-      SERVICE_RATE_LIMIT_LOGIN_USERNAME: '1000/60s',
+      ...LOOSE_SIGN_IN_LIMITS,
       SERVICE_AUDIT_FLUSH_MS: '600000',
     });
     direct = await t.token('direct_auth');
@@ -84,9 +89,7 @@ describeEachDatabase('audit rows name the sign-in method', (kind) => {
   });
 
   it('a second factor: the password step, then totp or recovery_code, each with its first method', async () => {
-    const username = newName();
-    const identity = await addIdentity(t, username);
-    const { secret, recoveryCodes } = await enrolTotp(t, await signedIn(t, username));
+    const { username, identity, secret, recoveryCodes } = await enrolledIdentity(t, newName());
 
     const { flow, res } = await passwordStep(t, username);
     expect(res.statusCode, res.body).toBe(403);

@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { StoreHandle } from '../../src/storage/store.js';
-import {
-  createTestDatabase,
-  describeEachDatabase,
-  type TestDatabase,
-} from '../helpers/databases.js';
+import { createMigratedStore, describeEachDatabase } from '../helpers/databases.js';
 import { auditRow, T0 } from '../helpers/records.js';
 
 /**
@@ -13,17 +9,11 @@ import { auditRow, T0 } from '../helpers/records.js';
  * flush during another transaction neither joins nor waits on its outcome.
  */
 describeEachDatabase('audit batch insert', (kind) => {
-  let db: TestDatabase;
   let store: StoreHandle;
   beforeAll(async () => {
-    db = await createTestDatabase(kind);
-    store = db.open();
-    await store.migrate();
+    store = await createMigratedStore(kind);
   });
-  afterAll(async () => {
-    await store?.close();
-    await db?.drop();
-  });
+  afterAll(() => store?.close());
 
   it('writes every row of batches around the statement chunk size, once', async () => {
     let at = T0;

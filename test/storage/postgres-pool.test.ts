@@ -1,18 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { StorageTimeout } from '../../src/storage/errors.js';
 import { PostgresPool } from '../../src/storage/postgres/pool.js';
-import { postgresAvailable, postgresUrl } from '../helpers/databases.js';
+import { describeOnPostgres, postgresUrl } from '../helpers/databases.js';
 import { asAdmin } from '../helpers/postgres-admin.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
-
-const onPostgres = postgresAvailable ? describe : describe.skip;
-const pgSuffix = postgresAvailable ? '' : ' (skipped: SERVICE_TEST_DATABASE_URL not set)';
+import { proxyToPostgres } from '../helpers/tcp-proxy.js';
 
 const pid = async (pool: PostgresPool) =>
   (await pool.query<{ pid: number }>({ text: 'SELECT pg_backend_pid() AS pid' })).rows[0]!.pid;
 
-onPostgres(`PostgresPool [postgres]${pgSuffix}`, () => {
+describeOnPostgres('PostgresPool', () => {
   const cleanup: (() => Promise<void>)[] = [];
   afterEach(async () => {
     for (const step of cleanup.splice(0).reverse()) await step();
@@ -55,10 +52,7 @@ onPostgres(`PostgresPool [postgres]${pgSuffix}`, () => {
   });
 
   it('answers a statement the server never gets with a timeout, and discards its connection', async () => {
-    const target = new URL(postgresUrl);
-    const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
-    const proxied = new URL(postgresUrl);
-    proxied.host = `127.0.0.1:${await proxy.start()}`;
+    const { proxy, url: proxied } = await proxyToPostgres();
     cleanup.push(() => proxy.stop());
     const pool = open(proxied.toString(), 1000);
     const before = await pid(pool);

@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { StoreHandle } from '../../src/storage/store.js';
-import {
-  createTestDatabase,
-  describeEachDatabase,
-  type TestDatabase,
-} from '../helpers/databases.js';
+import { createMigratedStore, describeEachDatabase } from '../helpers/databases.js';
 import { identityRow, serviceTokenRow, sessionRow, stored, T0 } from '../helpers/records.js';
 
 /**
@@ -14,17 +10,11 @@ import { identityRow, serviceTokenRow, sessionRow, stored, T0 } from '../helpers
  * transaction that is still open.
  */
 describeEachDatabase('prepared session-check reads', (kind) => {
-  let db: TestDatabase;
   let store: StoreHandle;
   beforeAll(async () => {
-    db = await createTestDatabase(kind);
-    store = db.open();
-    await store.migrate();
+    store = await createMigratedStore(kind);
   });
-  afterAll(async () => {
-    await store?.close();
-    await db?.drop();
-  });
+  afterAll(() => store?.close());
 
   it('return the same rows as the queries inside a transaction', async () => {
     const identity = identityRow({ avatar_url: 'https://example.org/a.png' });
