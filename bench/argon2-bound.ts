@@ -7,8 +7,8 @@
  * Usage: node --import tsx bench/argon2-bound.ts <seconds>
  */
 import { hash, verify } from '@node-rs/argon2';
-import { loadConfig } from '../src/config.js';
-import { BENCH_PASSWORD, BENCH_PEPPER } from './lib/data.js';
+import { benchArgon2 } from './lib/argon2.js';
+import { BENCH_PASSWORD } from './lib/data.js';
 
 export interface BoundResult {
   verifications: number;
@@ -21,14 +21,7 @@ export interface BoundResult {
 }
 
 const seconds = Number(process.argv[2] ?? 5);
-const config = loadConfig({ ...process.env, SERVICE_DATABASE_URL: ':memory:' });
-const options = {
-  algorithm: 2 as const,
-  memoryCost: config.argon2.memoryKib,
-  timeCost: config.argon2.iterations,
-  parallelism: config.argon2.parallelism,
-  secret: Buffer.from(BENCH_PEPPER, 'utf8'),
-};
+const { config, options } = benchArgon2();
 const stored = await hash(BENCH_PASSWORD, options);
 // One warm-up verification per slot, outside the measurement.
 await Promise.all(

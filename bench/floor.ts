@@ -22,9 +22,9 @@ import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import BetterSqlite3 from 'better-sqlite3';
 import Fastify from 'fastify';
 import pg from 'pg';
-import { loadConfig } from '../src/config.js';
 import { createLimiter } from '../src/lib/limiter.js';
-import { BENCH_PASSWORD, BENCH_PEPPER } from './lib/data.js';
+import { benchArgon2 } from './lib/argon2.js';
+import { BENCH_PASSWORD } from './lib/data.js';
 
 interface SessionRow {
   id: string;
@@ -187,14 +187,7 @@ app.get('/v1/whoami', async (request, reply) => {
   return body(row, pad);
 });
 
-const config = loadConfig({ ...process.env, SERVICE_DATABASE_URL: ':memory:' });
-const argon2Options = {
-  algorithm: 2 as const,
-  memoryCost: config.argon2.memoryKib,
-  timeCost: config.argon2.iterations,
-  parallelism: config.argon2.parallelism,
-  secret: Buffer.from(BENCH_PEPPER, 'utf8'),
-};
+const { config, options: argon2Options } = benchArgon2();
 const passwordHash = await argon2Hash(BENCH_PASSWORD, argon2Options);
 const hashing = createLimiter(config.hashConcurrency);
 const FLOW_TTL_MS = 15 * 60_000;
