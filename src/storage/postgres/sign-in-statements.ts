@@ -1,5 +1,6 @@
 import type { RateLimitHit } from '../../domain/rate-limit/rate-limit-store.js';
 import type { Store } from '../../domain/store.js';
+import { hitInOrder } from '../queries/rate-limits.js';
 import { FLOW_COLUMNS, hitRateLimitArgs, signInSql } from '../queries/sign-in-sql.js';
 import type { PostgresPool } from './pool.js';
 
@@ -44,15 +45,8 @@ export function postgresSignInStatements(pool: PostgresPool): SignInStatements {
 
   return {
     hitRateLimit: hit,
-    async hitRateLimits(counts, now) {
-      const hits: RateLimitHit[] = [];
-      for (const { key, windowMs, limit } of counts) {
-        const counted = await hit(key, windowMs, now);
-        hits.push(counted);
-        if (counted.count > limit) break;
-      }
-      return hits;
-    },
+    hitRateLimits: (counts, now) =>
+      hitInOrder(counts, ({ key, windowMs }) => hit(key, windowMs, now)),
     async insertFlow(record) {
       await pool.query({
         name: 'tessera_flow_insert',

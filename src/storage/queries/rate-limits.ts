@@ -1,5 +1,9 @@
 import { type Kysely, sql } from 'kysely';
-import type { RateLimitStore } from '../../domain/rate-limit/rate-limit-store.js';
+import type {
+  RateLimitCount,
+  RateLimitHit,
+  RateLimitStore,
+} from '../../domain/rate-limit/rate-limit-store.js';
 import type { Database } from '../schema.js';
 
 /** One upsert: concurrent hits from any number of processes each see a distinct count. */
@@ -22,19 +26,29 @@ export function hitRateLimitQuery(
     .returning(['count', 'reset_at']);
 }
 
+/** `hitRateLimits` on top of one counter's upsert: in order, stopping after the first past its limit. */
+export async function hitInOrder(
+  counts: readonly RateLimitCount[],
+  hit: (count: RateLimitCount) => Promise<RateLimitHit>,
+): Promise<RateLimitHit[]> {
+  const hits: RateLimitHit[] = [];
+  for (const count of counts) {
+    const counted = await hit(count);
+    hits.push(counted);
+    if (counted.count > count.limit) break;
+  }
+  return hits;
+}
+
 export function rateLimitQueries(db: Kysely<Database>): RateLimitStore {
   return {
     hitRateLimit(key, windowMs, now) {
       return hitRateLimitQuery(db, key, windowMs, now).executeTakeFirstOrThrow();
     },
-    async hitRateLimits(counts, now) {
-      const hits = [];
-      for (const { key, windowMs, limit } of counts) {
-        const hit = await hitRateLimitQuery(db, key, windowMs, now).executeTakeFirstOrThrow();
-        hits.push(hit);
-        if (hit.count > limit) break;
-      }
-      return hits;
+    hitRateLimits(counts, now) {
+      return hitInOrder(counts, ({ key, windowMs }) =>
+        hitRateLimitQuery(db, key, windowMs, now).executeTakeFirstOrThrow(),
+      );
     },
     async deleteExpiredRateLimits(now) {
       const result = await db
