@@ -100,6 +100,30 @@ describeInChromium('Sign out on every hosted page', () => {
     },
   ];
 
+  it('answers the page only to a navigating form post: scripts and curl keep their 204', async () => {
+    const FORM = 'application/x-www-form-urlencoded';
+    const HTML = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    const logout = (headers: Record<string, string>) =>
+      t.app.inject({ method: 'POST', url: '/v1/logout', headers, payload: '' });
+    for (const headers of [{}, { 'content-type': FORM }, { 'content-type': FORM, accept: '*/*' }]) {
+      const res = await logout(headers);
+      expect(res.statusCode).toBe(204);
+      expect(res.body).toBe('');
+    }
+    const page = await logout({ 'content-type': FORM, accept: HTML });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.headers['set-cookie']).toMatch(/^service_session=; Max-Age=0;/);
+    // The "Signed out" page runs nothing: no script-src in its policy.
+    expect(page.headers['content-security-policy']).toMatch(/^default-src 'none'; style-src /);
+    expect(page.headers['content-security-policy']).not.toContain('script-src');
+    expect(page.body).toContain('<h1>Signed out</h1>');
+    // Another site's form is still refused before anything happens.
+    const foreign = await logout({ 'content-type': FORM, accept: HTML, origin: site.origin });
+    expect(foreign.statusCode).toBe(403);
+    expect(foreign.json()).toEqual({ error: 'forbidden' });
+  });
+
   describe.each([false, true])('JavaScript on: %s', (javaScriptEnabled) => {
     it.each(pages)('$name', async ({ name, title, open }) => {
       const context: BrowserContext = await browser.newContext({ javaScriptEnabled });
