@@ -3,6 +3,7 @@ import { PASSKEY_NAME_MAX } from '../../domain/passkeys/passkey.js';
 import type { Session } from '../../domain/sessions/session.js';
 import { ACCOUNT_SCRIPTS } from '../assets.js';
 import { escapeHtml, layout } from '../login-page/render.js';
+import { signOutForm } from '../login-page/sign-out.js';
 
 export interface PasskeysPageInput {
   session: Session;
@@ -56,7 +57,8 @@ export function passkeysPage(input: PasskeysPageInput): string {
 <p><a href="${escapeHtml(input.reauthUrl)}" id="reauth">Sign in again to add or remove passkeys</a></p>`;
   return layout(
     'Passkeys',
-    `<h1>Passkeys</h1>
+    `${signOutForm()}
+<h1>Passkeys</h1>
 <p class="muted">Signed in as <strong>${escapeHtml(identity.display_name)}</strong> (${escapeHtml(identity.username)}). A passkey signs you in without a password, unlocked by this device's screen lock.</p>
 <div id="passkeys" data-csrf="${escapeHtml(input.csrfToken)}" data-reauth="${escapeHtml(input.reauthUrl)}">
 ${list}

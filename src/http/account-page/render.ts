@@ -1,5 +1,6 @@
 import type { Identity } from '../../domain/identities/identity.js';
 import { escapeHtml } from '../login-page/render.js';
+import { signOutForm } from '../login-page/sign-out.js';
 import type { SessionListItem } from '../session-list.js';
 import { ACCOUNT_STYLES } from './styles.js';
 
@@ -149,6 +150,7 @@ export function accountPage(input: AccountPageInput): string {
 </head>
 <body>
 <main class="wide">
+${signOutForm()}
 <h1>Your account</h1>
 ${notice}<p>Signed in as <strong>${escapeHtml(name)}</strong> (${escapeHtml(username)}).</p>
 <nav aria-label="Account settings"><ul>

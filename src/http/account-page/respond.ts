@@ -21,8 +21,8 @@ export const NOTICES = {
 export type Notice = keyof typeof NOTICES;
 
 /**
- * The login page's headers (no script at all, only this stylesheet, no framing, no
- * caching, a same-origin referrer), with the account stylesheet's hash.
+ * The hosted pages' headers for a page that runs no script (only this stylesheet, no
+ * framing, no caching, a same-origin referrer), with the account stylesheet's hash.
  */
 export function sendAccountHtml(reply: FastifyReply, status: number, html: string): FastifyReply {
   return reply

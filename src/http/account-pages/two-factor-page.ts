@@ -1,6 +1,7 @@
 import type { SecondFactorStatus } from '../../domain/second-factor/enrolment.js';
 import { toIso } from '../../lib/clock.js';
 import { escapeHtml, layout } from '../login-page/render.js';
+import { signOutForm } from '../login-page/sign-out.js';
 
 export interface TwoFactorPageInput {
   status: SecondFactorStatus;
@@ -87,7 +88,8 @@ export function twoFactorPage(input: TwoFactorPageInput): string {
     : '';
   return layout(
     'Two-step verification',
-    `<h1>Two-step verification</h1>
+    `${signOutForm()}
+<h1>Two-step verification</h1>
 ${alert}${notice}${body(input)}
 <p class="note"><a href="/v1/account">Back to your account</a></p>`,
   );

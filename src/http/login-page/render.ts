@@ -1,6 +1,7 @@
 import type { FlowRecord } from '../../domain/login-flows/flow.js';
 import type { Session } from '../../domain/sessions/session.js';
 import { LOGIN_SCRIPTS } from '../assets.js';
+import { signOutForm } from './sign-out.js';
 import { STYLES } from './styles.js';
 
 const ESCAPES: Record<string, string> = {
@@ -43,6 +44,8 @@ export interface LoginFormInput {
   error?: string;
   /** Kept after a failed attempt so only the password has to be typed again. */
   username?: string;
+  /** The browser's valid session, if it has one: the page says so and offers to sign out. */
+  signedIn?: Session;
 }
 
 /** Where the user goes after signing in, named so a look-alike link is easier to spot. */
@@ -52,7 +55,15 @@ export function destination(flow: FlowRecord): string {
   return `<p class="note muted">After signing in you will continue to <strong>${escapeHtml(host)}</strong>.</p>`;
 }
 
-export function loginPage({ flow, error, username }: LoginFormInput): string {
+/** Signing in again replaces the session in the cookie: how to switch to another account. */
+function alreadySignedIn(session: Session | undefined): string {
+  if (!session) return '';
+  const { display_name: name, username } = session.identity;
+  return `<p class="notice" id="signed-in-as">You are signed in as <strong>${escapeHtml(name)}</strong> (${escapeHtml(username)}). Sign in below to use another account.</p>
+`;
+}
+
+export function loginPage({ flow, error, username, signedIn }: LoginFormInput): string {
   const invalid = error ? ' aria-invalid="true" aria-describedby="form-error"' : '';
   const alert = error
     ? `<div class="error" id="form-error" role="alert">${escapeHtml(error)}</div>\n`
@@ -62,8 +73,8 @@ export function loginPage({ flow, error, username }: LoginFormInput): string {
   const focusPassword = username ? ' autofocus' : '';
   return layout(
     'Sign in',
-    `<h1>Sign in</h1>
-${alert}<form method="post" action="/v1/flows/${escapeHtml(flow.id)}/password">
+    `${signedIn ? `${signOutForm()}\n` : ''}<h1>Sign in</h1>
+${alreadySignedIn(signedIn)}${alert}<form method="post" action="/v1/flows/${escapeHtml(flow.id)}/password">
 <input type="hidden" name="csrf_token" value="${escapeHtml(flow.csrf_token)}">
 <label for="username">Username</label>
 <input id="username" name="username" type="text" autocomplete="username webauthn" autocapitalize="none" spellcheck="false" required${prefilled}${invalid}${focusUser}>
@@ -85,9 +96,20 @@ export function signedInPage(session: Session): string {
   const { display_name: name, username } = session.identity;
   return layout(
     'Signed in',
-    `<h1>Signed in</h1>
+    `${signOutForm()}
+<h1>Signed in</h1>
 <p>You are signed in as <strong>${escapeHtml(name)}</strong> (${escapeHtml(username)}).</p>
 <p class="muted">You can close this page.</p>`,
+  );
+}
+
+/** What `POST /v1/logout` answers a navigating browser's form post. */
+export function signedOutPage(): string {
+  return layout(
+    'Signed out',
+    `<h1>Signed out</h1>
+<p>You are signed out of Tessera on this browser.</p>
+<p><a href="/v1/login">Sign in again</a></p>`,
   );
 }
 

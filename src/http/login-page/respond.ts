@@ -1,6 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../../domain/errors.js';
 import { type FlowRecord, flowViewState } from '../../domain/login-flows/flow.js';
+import { verifySession } from '../../domain/sessions/session-service.js';
+import type { Session } from '../../domain/sessions/session.js';
+import { sessionCookie } from '../cookies.js';
+import type { AppDeps } from '../deps.js';
 import { ERROR_STATUS, refusalOf } from '../errors.js';
 import { loginPage, messagePage } from './render.js';
 import { STYLES_HASH } from './styles.js';
@@ -68,6 +72,24 @@ export function sendPage(
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')
     .send(html);
+}
+
+/**
+ * The browser's session when it is valid now, for the login page's "you are signed in"
+ * note and its Sign out; none when there is no cookie or it names no live session.
+ */
+export async function signedInSession(
+  deps: AppDeps,
+  request: FastifyRequest,
+): Promise<Session | undefined> {
+  const token = sessionCookie(request);
+  if (token === undefined) return undefined;
+  try {
+    return await verifySession(deps, token);
+  } catch (error) {
+    if (error instanceof DomainError) return undefined;
+    throw error;
+  }
 }
 
 /** The origin a flow lands on after sign-in, for `form-action`. */

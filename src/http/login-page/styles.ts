@@ -49,6 +49,9 @@ ul.passkeys li{border-top:1px solid var(--line);padding:.75rem 0}
 ul.passkeys li:last-child{border-bottom:1px solid var(--line)}
 ul.passkeys input{margin:.5rem 0}
 .row{display:flex;gap:.5rem}
+form.sign-out{display:flex;justify-content:flex-end;margin:-1.25rem -.75rem .25rem 0}
+button.link{width:auto;margin:0;padding:.25rem .5rem;background:transparent;color:var(--accent);
+font-weight:500;font-size:.9rem;text-decoration:underline}
 `.trim();
 
 /** CSP source expression allowing exactly STYLES as an inline `<style>`. */

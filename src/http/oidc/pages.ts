@@ -1,4 +1,5 @@
 import { escapeHtml, layout } from '../login-page/render.js';
+import { signOutForm } from '../login-page/sign-out.js';
 import { STYLES_HASH } from '../login-page/styles.js';
 
 /** Scopes as the consent page names them to the user. */
@@ -40,7 +41,8 @@ export function consentPage(input: ConsentInput): string {
     .join('\n');
   return layout(
     'Allow access',
-    `<h1>Allow access?</h1>
+    `${signOutForm()}
+<h1>Allow access?</h1>
 <p><strong>${escapeHtml(input.clientName)}</strong> (${escapeHtml(input.redirectHost)}) asks to:</p>
 <ul>
 ${items}

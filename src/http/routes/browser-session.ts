@@ -1,9 +1,12 @@
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { BROWSER_ACTOR } from '../../domain/login-flows/sign-in-audit.js';
 import { revokeSessionByToken, verifySession } from '../../domain/sessions/session-service.js';
 import { isWellFormedToken } from '../../lib/tokens.js';
 import { clearSessionCookie, sessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
+import { signedOutPage } from '../login-page/render.js';
+import { isFormPost, prefersHtml, sendPage } from '../login-page/respond.js';
 import { logoutOrigins, refuseForeignOrigin } from '../origins.js';
 import { NoContent, SessionSchema, responses } from '../schemas.js';
 
@@ -42,10 +45,16 @@ export function browserSessionRoutes(app: FastifyInstance, deps: AppDeps): void 
         summary: 'Sign this browser out',
         tags: ['browser'],
         description:
-          'Revokes the session in the cookie and clears the cookie. 204 also without a valid cookie.',
+          "Revokes the session in the cookie and clears the cookie. 204 also without a valid cookie; a browser's form post (the hosted pages' Sign out) gets the signed-out page instead.",
         security: [{}, { sessionCookie: [] }],
         response: responses(
-          { 204: NoContent('Signed out; the cookie is cleared') },
+          {
+            200: Type.Unsafe({
+              description: 'Signed out, to a navigating form post: the hosted "Signed out" page',
+              content: { 'text/html': { schema: Type.String({ description: 'HTML' }) } },
+            }),
+            204: NoContent('Signed out; the cookie is cleared'),
+          },
           [403, 422, 503, 504],
         ),
       },
@@ -61,6 +70,12 @@ export function browserSessionRoutes(app: FastifyInstance, deps: AppDeps): void 
         await revokeSessionByToken(deps, actor, token);
       }
       clearSessionCookie(reply, cookieSettings);
+      // The hosted pages' "Sign out" is a plain form: a 204 would leave the browser on the
+      // page it signed out of, so a navigating browser lands on a page saying it worked.
+      // Every other caller (fetch, curl, a backend) keeps its 204.
+      if (isFormPost(request) && prefersHtml(request)) {
+        return sendPage(reply, 200, signedOutPage());
+      }
       return reply.code(204).send();
     },
   );

@@ -46,6 +46,7 @@ import {
   prefersHtml,
   sendFailurePage,
   sendPage,
+  signedInSession,
 } from '../login-page/respond.js';
 import { loginPage } from '../login-page/render.js';
 import {
@@ -323,7 +324,8 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
         setFlowCookie(reply, flow, deps.clock.now());
         return reply.header('cache-control', 'no-store').redirect(target.href, 303);
       }
-      return sendPage(reply, 200, loginPage({ flow }), landingOrigins(flow));
+      const signedIn = await signedInSession(deps, request);
+      return sendPage(reply, 200, loginPage({ flow, signedIn }), landingOrigins(flow));
     },
   );
 

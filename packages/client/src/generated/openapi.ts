@@ -679,7 +679,7 @@ export interface paths {
         put?: never;
         /**
          * Sign this browser out
-         * @description Revokes the session in the cookie and clears the cookie. 204 also without a valid cookie.
+         * @description Revokes the session in the cookie and clears the cookie. 204 also without a valid cookie; a browser's form post (the hosted pages' Sign out) gets the signed-out page instead.
          */
         post: operations["logout"];
         delete?: never;
@@ -4441,6 +4441,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Signed out, to a navigating form post: the hosted "Signed out" page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
             /** @description Signed out; the cookie is cleared */
             204: {
                 headers: {
