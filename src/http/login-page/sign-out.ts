@@ -4,10 +4,10 @@
  * (`form-action 'self'`). It needs no CSRF token: logout refuses a foreign `Origin`, the
  * browser sends ours on this same-origin post (the pages' `Referrer-Policy: same-origin`
  * keeps it from being `null`), and the worst a forged logout can do is sign the user out.
- * A navigating form post is answered with the "Signed out" page (browser-session.ts).
+ * `?page=signed-out` asks for the "Signed out" page instead of the 204 (browser-session.ts).
  */
 export function signOutForm(): string {
-  return `<form class="sign-out" method="post" action="/v1/logout">
+  return `<form class="sign-out" method="post" action="/v1/logout?page=signed-out">
 <button type="submit" class="link">Sign out</button>
 </form>`;
 }

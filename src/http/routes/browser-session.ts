@@ -6,7 +6,7 @@ import { isWellFormedToken } from '../../lib/tokens.js';
 import { clearSessionCookie, sessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
 import { signedOutPage } from '../login-page/render.js';
-import { isFormPost, prefersHtml, sendPage } from '../login-page/respond.js';
+import { sendPage } from '../login-page/respond.js';
 import { logoutOrigins, refuseForeignOrigin } from '../origins.js';
 import { NoContent, SessionSchema, responses } from '../schemas.js';
 
@@ -45,8 +45,15 @@ export function browserSessionRoutes(app: FastifyInstance, deps: AppDeps): void 
         summary: 'Sign this browser out',
         tags: ['browser'],
         description:
-          "Revokes the session in the cookie and clears the cookie. 204 also without a valid cookie; a browser's form post (the hosted pages' Sign out) gets the signed-out page instead.",
+          "Revokes the session in the cookie and clears the cookie. 204 also without a valid cookie; with `?page=signed-out` (the hosted pages' Sign out form) 200 and the signed-out page instead.",
         security: [{}, { sessionCookie: [] }],
+        querystring: Type.Object({
+          page: Type.Optional(
+            Type.Literal('signed-out', {
+              description: 'Answer with the hosted "Signed out" page instead of 204',
+            }),
+          ),
+        }),
         response: responses(
           {
             200: Type.Unsafe({
@@ -71,9 +78,9 @@ export function browserSessionRoutes(app: FastifyInstance, deps: AppDeps): void 
       }
       clearSessionCookie(reply, cookieSettings);
       // The hosted pages' "Sign out" is a plain form: a 204 would leave the browser on the
-      // page it signed out of, so a navigating browser lands on a page saying it worked.
-      // Every other caller (fetch, curl, a backend) keeps its 204.
-      if (isFormPost(request) && prefersHtml(request)) {
+      // page it signed out of, so that form asks for a page saying it worked. The opt-in is
+      // explicit so that every other caller (fetch, curl, a backend) keeps the 204.
+      if ((request.query as { page?: string }).page === 'signed-out') {
         return sendPage(reply, 200, signedOutPage());
       }
       return reply.code(204).send();

@@ -679,7 +679,7 @@ export interface paths {
         put?: never;
         /**
          * Sign this browser out
-         * @description Revokes the session in the cookie and clears the cookie. 204 also without a valid cookie; a browser's form post (the hosted pages' Sign out) gets the signed-out page instead.
+         * @description Revokes the session in the cookie and clears the cookie. 204 also without a valid cookie; with `?page=signed-out` (the hosted pages' Sign out form) 200 and the signed-out page instead.
          */
         post: operations["logout"];
         delete?: never;
@@ -4434,7 +4434,10 @@ export interface operations {
     };
     logout: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Answer with the hosted "Signed out" page instead of 204 */
+                page?: "signed-out";
+            };
             header?: never;
             path?: never;
             cookie?: never;
