@@ -113,16 +113,25 @@ function logoutSuite(kind: DatabaseKind) {
     await context.close();
   });
 
-  it('refuses a confirmation posted from elsewhere', async () => {
+  // Another site (localhost: the provider's SameSite=Lax cookie stays home, so it has no
+  // question to answer), and another origin of the same site (127.0.0.1 on another port:
+  // the cookie goes along, the guessed secret does not match).
+  it.each([
+    ['another site', 'localhost', 'could not find logout details'],
+    ['another origin of the same site', '127.0.0.1', 'xsrf token invalid'],
+  ])('refuses a confirmation posted from %s', async (_, hostname, reason) => {
     const { context, page } = await signedInBrowser();
     const token = (await sessionCookie(context))!;
     // The question was asked (so the provider holds a secret for it), then a page
     // elsewhere posts its own answer, without the secret.
     await page.goto(`${t.issuer}/session/end`);
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
-    await page.goto(`${site.origin}/post`);
+    const attacker = new URL(site.origin);
+    attacker.hostname = hostname;
+    await page.goto(`${attacker.origin}/post`);
     await page.waitForURL(`${t.issuer}/session/end/confirm`);
-    expect(await page.title()).not.toBe('Signed out · Tessera');
+    expect(await page.title()).toBe('Sign-out could not continue · Tessera');
+    expect(await page.getByRole('alert').textContent()).toBe(reason);
     expect(await alive(token)).toBe(true);
     expect(await sessionCookie(context)).toBe(token);
     await context.close();

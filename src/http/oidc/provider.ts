@@ -202,7 +202,12 @@ export function createProvider(
       sendHtml(
         ctx,
         ctx.status >= 400 ? ctx.status : 400,
-        problemPage('Sign-in could not continue', out.error_description ?? out.error),
+        problemPage(
+          ctx.oidc?.route?.startsWith('end_session')
+            ? 'Sign-out could not continue'
+            : 'Sign-in could not continue',
+          out.error_description ?? out.error,
+        ),
       );
     },
   };
