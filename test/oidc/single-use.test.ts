@@ -1,8 +1,11 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import * as rp from 'openid-client';
+import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   createTestDatabase,
   describeEachDatabase,
+  postgresUrl,
   type TestDatabase,
 } from '../helpers/databases.js';
 import { addClient, addUser, PASSWORD, startOidcApp, type OidcApp } from './helpers.js';
@@ -69,8 +72,53 @@ describeEachDatabase('OIDC single-use codes and refresh tokens', (kind) => {
     return { status: response.status, body: (await response.json()) as TokenAnswer['body'] };
   }
 
-  async function race(form: Record<string, string>): Promise<TokenAnswer[]> {
-    return Promise.all(Array.from({ length: RACERS }, (_, i) => tokenRequest(i, form)));
+  /**
+   * RACERS token requests at once. On PostgreSQL the model's row is held locked (FOR UPDATE:
+   * reads pass, writes wait) until every request waits to write it, so each has read it
+   * unconsumed first: the interleaving that let them all through before, every time. (On
+   * SQLite, where a write waits inside the synchronous driver, they simply race.)
+   */
+  async function race(
+    kind: string,
+    id: string,
+    form: Record<string, string>,
+  ): Promise<TokenAnswer[]> {
+    const start = () =>
+      Promise.all(Array.from({ length: RACERS }, (_, i) => tokenRequest(i, form)));
+    if (db.kind !== 'postgres') return start();
+    const locker = new pg.Client({ connectionString: postgresUrl });
+    // Outside the locker's transaction, which would see one snapshot of pg_stat_activity.
+    const watcher = new pg.Client({ connectionString: postgresUrl });
+    await Promise.all([locker.connect(), watcher.connect()]);
+    try {
+      await locker.query('BEGIN');
+      const locked = await locker.query<{ pid: number }>(
+        `SELECT pg_backend_pid() AS pid FROM ${db.schema}.oidc_models WHERE kind = $1 AND id = $2 FOR UPDATE`,
+        [kind, id],
+      );
+      expect(locked.rowCount).toBe(1);
+      let settled = false;
+      const racing = start().finally(() => (settled = true));
+      let waiting = 0;
+      while (!settled && waiting < RACERS) {
+        await delay(5);
+        // Waiting on the locker, or on one that waits on it (queued on the row's tuple lock).
+        const { rows } = await watcher.query<{ n: number }>(
+          `WITH RECURSIVE blocked(pid) AS (
+             SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))
+             UNION
+             SELECT a.pid FROM pg_stat_activity a JOIN blocked b ON b.pid = ANY(pg_blocking_pids(a.pid))
+           ) SELECT count(*)::int AS n FROM blocked`,
+          [locked.rows[0]!.pid],
+        );
+        waiting = rows[0]!.n;
+      }
+      expect(waiting).toBe(RACERS);
+      await locker.query('COMMIT');
+      return await racing;
+    } finally {
+      await Promise.all([locker.end(), watcher.end()]);
+    }
   }
 
   async function introspect(token: string): Promise<boolean> {
@@ -86,7 +134,7 @@ describeEachDatabase('OIDC single-use codes and refresh tokens', (kind) => {
   it('redeems an authorization code once, whatever the race; the replays end the grant', async () => {
     const { auth, landedOn } = await authorizeSignedIn(config, CALLBACK, session);
     const code = new URL(landedOn).searchParams.get('code')!;
-    const answers = await race({
+    const answers = await race('AuthorizationCode', code, {
       grant_type: 'authorization_code',
       code,
       redirect_uri: CALLBACK,
@@ -109,7 +157,7 @@ describeEachDatabase('OIDC single-use codes and refresh tokens', (kind) => {
     const { auth, landedOn } = await authorizeSignedIn(config, CALLBACK, session);
     const tokens = await redeem(config, auth, landedOn);
     expect(await introspect(tokens.access_token)).toBe(true);
-    const answers = await race({
+    const answers = await race('RefreshToken', tokens.refresh_token!, {
       grant_type: 'refresh_token',
       refresh_token: tokens.refresh_token!,
     });
