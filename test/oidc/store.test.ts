@@ -51,11 +51,12 @@ describeEachDatabase('oidc store contract', (kind) => {
     expect(await store.findOidcModelByUserCode('DeviceCode', 'nope', T0)).toBeUndefined();
   });
 
-  it('consumes once: the first time is kept', async () => {
+  it('consumes once: the first time is kept, and only the first caller is told it won', async () => {
     const row = model();
     await store.upsertOidcModel(row);
-    await store.consumeOidcModel(row.kind, row.id, T0 + 1);
-    await store.consumeOidcModel(row.kind, row.id, T0 + 2);
+    expect(await store.consumeOidcModel(row.kind, row.id, T0 + 1)).toBe(true);
+    expect(await store.consumeOidcModel(row.kind, row.id, T0 + 2)).toBe(false);
+    expect(await store.consumeOidcModel(row.kind, 'missing', T0 + 2)).toBe(false);
     expect((await store.findOidcModel(row.kind, row.id, T0))?.consumed_at).toBe(T0 + 1);
   });
 

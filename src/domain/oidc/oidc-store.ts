@@ -18,8 +18,12 @@ export interface OidcStore {
     userCode: string,
     now: number,
   ): Promise<OidcModelRecord | undefined>;
-  /** Marks a single-use model (an authorization code, a rotated refresh token) used at `at`. */
-  consumeOidcModel(kind: string, id: string, at: number): Promise<void>;
+  /**
+   * Marks a single-use model (an authorization code, a rotated refresh token) used at `at`,
+   * if nobody has: true for exactly one caller, on every instance (the update's row count
+   * decides), false when it was used already or is gone.
+   */
+  consumeOidcModel(kind: string, id: string, at: number): Promise<boolean>;
   destroyOidcModel(kind: string, id: string): Promise<void>;
   /** Deletes every model of one grant (the provider's `revokeByGrantId`); the count removed. */
   deleteOidcModelsByGrant(grantId: string): Promise<number>;

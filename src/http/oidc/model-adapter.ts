@@ -1,4 +1,4 @@
-import type { Adapter, AdapterConstructor, AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterConstructor, type AdapterPayload } from 'oidc-provider';
 import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { Store } from '../../domain/store.js';
@@ -19,6 +19,20 @@ const GRANTABLE = new Set([
   'DeviceCode',
   'BackchannelAuthenticationRequest',
 ]);
+
+/** The provider's answer to a second use of a single-use model, in its own words. */
+function secondUse(kind: string): Error {
+  switch (kind) {
+    case 'AuthorizationCode':
+      return new errors.InvalidGrant('authorization code already consumed');
+    case 'RefreshToken':
+      return new errors.InvalidGrant('refresh token already used');
+    case 'PushedAuthorizationRequest':
+      return new errors.InvalidRequestUri('request_uri is invalid, expired, or was already used');
+    default:
+      return new errors.InvalidGrant(`${kind} already used`);
+  }
+}
 
 /** Models without an `expiresIn` (none today) are kept as long as a grant can live. */
 const FALLBACK_TTL_SECONDS = 14 * 24 * 60 * 60;
@@ -83,8 +97,24 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
       return payloadOf(await store.findOidcModelByUserCode(this.kind, userCode, clock.now()));
     }
 
+    /**
+     * The provider checks `consumed` when it finds a code or refresh token, and only then
+     * calls `consume` and issues tokens: concurrent redemptions all pass that check. The
+     * conditional update lets exactly one through, on any instance and database. Every other
+     * caller is a replay, answered as the provider answers one it catches itself: its
+     * OAuth error (`invalid_grant`), after ending the grant and every token of it.
+     */
     async consume(id: string): Promise<void> {
-      await store.consumeOidcModel(this.kind, id, clock.now());
+      if (await store.consumeOidcModel(this.kind, id, clock.now())) return;
+      const grantId = GRANTABLE.has(this.kind)
+        ? (await store.findOidcModel(this.kind, id, clock.now()))?.grant_id
+        : null;
+      // Gone already when another replay ended the grant first.
+      if (grantId) {
+        await store.deleteOidcModelsByGrant(grantId);
+        await store.destroyOidcModel('Grant', grantId);
+      }
+      throw secondUse(this.kind);
     }
 
     async destroy(id: string): Promise<void> {

@@ -74,14 +74,21 @@ export function continuePage(target: string, clientName: string): string {
   );
 }
 
-/** RP-initiated logout's confirmation: the provider's own form, with our button. */
-export function logoutPage(form: string, clientName: string | undefined): string {
-  const from = clientName ? ` from <strong>${escapeHtml(clientName)}</strong>` : '';
+/**
+ * RP-initiated logout's question, asked of every browser whatever sent it here. Its form
+ * carries the provider's secret for this request (`xsrf`, bound to the provider's session
+ * cookie) to the confirm endpoint, so only this page can answer it, and it has no script,
+ * so only the user's click does.
+ */
+export function logoutPage(action: string, xsrf: string, clientName: string | undefined): string {
+  const from = clientName ? `<p>Asked by <strong>${escapeHtml(clientName)}</strong>.</p>\n` : '';
   return layout(
     'Sign out',
     `<h1>Sign out?</h1>
-<p>You asked${from} to sign out of Tessera on this browser.</p>
-${form.replace('</form>', '')}
+<p>Sign out of Tessera on this browser? If you did not ask for this, close the page: nothing
+changes until you press the button.</p>
+${from}<form method="post" action="${escapeHtml(action)}">
+<input type="hidden" name="xsrf" value="${escapeHtml(xsrf)}">
 <button type="submit" name="logout" value="yes">Sign out</button>
 </form>`,
   );

@@ -65,6 +65,21 @@ function sendHtml(
 }
 
 /**
+ * The sign-out question (pages.ts), posting to the provider's confirm endpoint with the
+ * secret the provider just put in its session's state for this request.
+ */
+function askToSignOut(ctx: KoaContextWithOIDC): void {
+  const client = ctx.oidc.client;
+  const { secret } = ctx.oidc.session!.state as { secret: string };
+  sendHtml(
+    ctx,
+    200,
+    logoutPage(ctx.oidc.urlFor('end_session_confirm'), secret, client?.clientName),
+    originsOf(client?.postLogoutRedirectUris),
+  );
+}
+
+/**
  * Builds the provider for `issuer` with `keys` (private JWKs, the signing key first). Only
  * the server builds one; everything it stores goes through Tessera's store.
  */
@@ -141,15 +156,7 @@ export function createProvider(
       userinfo: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
-        async logoutSource(ctx, form) {
-          const client = ctx.oidc.client;
-          sendHtml(
-            ctx,
-            200,
-            logoutPage(form, client?.clientName),
-            originsOf(client?.postLogoutRedirectUris),
-          );
-        },
+        logoutSource: async (ctx) => askToSignOut(ctx),
         async postLogoutSuccessSource(ctx) {
           sendHtml(ctx, 200, signedOutPage());
         },
@@ -195,12 +202,28 @@ export function createProvider(
       sendHtml(
         ctx,
         ctx.status >= 400 ? ctx.status : 400,
-        problemPage('Sign-in could not continue', out.error_description ?? out.error),
+        problemPage(
+          ctx.oidc?.route?.startsWith('end_session')
+            ? 'Sign-out could not continue'
+            : 'Sign-in could not continue',
+          out.error_description ?? out.error,
+        ),
       );
     },
   };
 
   const provider = new Provider(issuer, configuration);
+  // Without a provider session in the browser (signed in to Tessera directly, or not at
+  // all), oidc-provider answers `<issuer>/session/end` with a page that confirms itself by
+  // script: any site could then end the Tessera session with a link. Tessera asks instead,
+  // as it does with a provider session (logoutSource).
+  provider.use(async (ctx, next) => {
+    await next();
+    const oidc = (ctx as KoaContextWithOIDC).oidc;
+    if (oidc?.route === 'end_session' && ctx.status === 200 && !oidc.session?.accountId) {
+      askToSignOut(ctx as KoaContextWithOIDC);
+    }
+  });
   // Client secrets are stored as SHA-256 digests: compare the digest, in constant time.
   provider.Client.prototype.compareClientSecret = async function compare(
     this: { clientId: string },

@@ -32,13 +32,14 @@ export function oidcQueries(db: Kysely<Database>): OidcStore {
       return live(kind, now).where('user_code', '=', userCode).executeTakeFirst();
     },
     async consumeOidcModel(kind, id, at) {
-      await db
+      const result = await db
         .updateTable('oidc_models')
         .set({ consumed_at: at })
         .where('kind', '=', kind)
         .where('id', '=', id)
         .where('consumed_at', 'is', null)
-        .execute();
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     },
     async destroyOidcModel(kind, id) {
       await db.deleteFrom('oidc_models').where('kind', '=', kind).where('id', '=', id).execute();
