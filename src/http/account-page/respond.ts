@@ -79,7 +79,10 @@ export async function renderAccountPage(
   return accountPage({
     identity: session.identity,
     hasPassword: Boolean(record?.password_hash),
-    sessions: listed.map((row) => ({ ...toSessionListItem(row), current: row.id === session.id })),
+    sessions: listed.sessions.map((row) => ({
+      ...toSessionListItem(row, listed.identity),
+      current: row.id === session.id,
+    })),
     csrfToken: accountCsrfToken(deps, session),
     recentUntil: recent ? signedInAt + windowMs : null,
     stepUpUrl: stepUp ? accountLoginUrl(deps, request) : null,

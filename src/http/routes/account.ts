@@ -335,10 +335,13 @@ export function accountRoutes(app: FastifyInstance, deps: AppDeps): void {
     },
     async (request, reply) => {
       const session = await sessionOf(request);
-      const listed = await listIdentitySessions(deps, session.identity.id);
-      return reply
-        .header('cache-control', 'no-store')
-        .send(listed.map((row) => ({ ...toSessionListItem(row), current: row.id === session.id })));
+      const { identity, sessions } = await listIdentitySessions(deps, session.identity.id);
+      return reply.header('cache-control', 'no-store').send(
+        sessions.map((row) => ({
+          ...toSessionListItem(row, identity),
+          current: row.id === session.id,
+        })),
+      );
     },
   );
 
