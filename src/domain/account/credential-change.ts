@@ -56,6 +56,10 @@ export async function needsStepUp(
  *
  * Both refusals are 403 `forbidden` with a message saying how to sign in again; the typed
  * reason lets the hosted pages offer the sign-in link.
+ *
+ * Checked before the change, not inside its transaction: a factor enrolled at the very
+ * moment an aal1 session changes something races with that change, but until the factor
+ * existed that session was the strongest the identity had, with every right to it.
  */
 export async function requireCredentialChange(
   deps: CredentialChangeDeps,
