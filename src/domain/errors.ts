@@ -20,7 +20,11 @@ export type ErrorCode =
  * only thing a client matches on, and no page matches on message text.
  */
 export type RefusalReason =
-  'missing_credentials' | 'return_to_not_allowed' | 'recent_sign_in_required';
+  | 'missing_credentials'
+  | 'return_to_not_allowed'
+  | 'recent_sign_in_required'
+  /** A credential change from an aal1 session of an identity with a second factor or passkey. */
+  | 'second_factor_sign_in_required';
 
 export interface DomainErrorDetails {
   /** `rate_limited`: seconds until the window resets (Retry-After). */

@@ -1,14 +1,17 @@
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
+import {
+  type CredentialChangeDeps,
+  requireCredentialChange,
+} from '../domain/account/credential-change.js';
 import type { Actor } from '../domain/audit/audit-log.js';
 import { DomainError } from '../domain/errors.js';
 import { BROWSER_ACTOR } from '../domain/login-flows/sign-in-audit.js';
-import { requireRecentSignIn } from '../domain/sessions/recent-sign-in.js';
 import { verifySession } from '../domain/sessions/session-service.js';
 import type { Session } from '../domain/sessions/session.js';
 import { sessionCookie } from './cookies.js';
 import type { AppDeps } from './deps.js';
-import { flowSubmitOrigins } from './origins.js';
+import { flowSubmitOrigins, refuseForeignOrigin } from './origins.js';
 
 /**
  * The signed-in user's own pages and JSON endpoints (`/v1/account...`): who is asking (the
@@ -24,8 +27,24 @@ export const ACCOUNT_CSRF_HEADER = 'x-csrf-token';
 
 const CSRF_CONTEXT = 'account-csrf';
 
-export function requireAccountSession(deps: AppDeps, request: FastifyRequest): Promise<Session> {
-  return verifySession(deps, sessionCookie(request));
+/** Each request's session, once verified: the hooks and the handler check it once. */
+const verified = new WeakMap<FastifyRequest, Session>();
+
+/** The session of the request's cookie, checked like whoami (once per request). */
+export async function requireAccountSession(
+  deps: AppDeps,
+  request: FastifyRequest,
+): Promise<Session> {
+  const known = verified.get(request);
+  if (known) return known;
+  const session = await verifySession(deps, sessionCookie(request));
+  verified.set(request, session);
+  return session;
+}
+
+/** The session a hook already verified for this request; null when none was (yet). */
+export function verifiedAccountSession(request: FastifyRequest): Session | null {
+  return verified.get(request) ?? null;
 }
 
 export function accountCsrfToken(deps: AppDeps, session: Session): string {
@@ -45,28 +64,40 @@ export function requireAccountCsrf(deps: AppDeps, request: FastifyRequest, sessi
   }
 }
 
-/** The session's sign-in happened within SERVICE_PRIVILEGED_WINDOW_MINUTES, or 403 `forbidden`. */
-export function requireRecentAccountSignIn(deps: AppDeps, session: Session): void {
-  requireRecentSignIn(
-    Date.parse(session.issued_at),
-    deps.clock.now(),
-    deps.config.privilegedWindowMs,
-  );
+/** What a credential check needs, from the app's deps. */
+export function credentialChangeDeps(deps: AppDeps): CredentialChangeDeps {
+  return { ...deps, privilegedWindowMs: deps.config.privilegedWindowMs };
 }
 
 /**
- * What a state-changing account request must carry besides an allowed Origin: the session,
- * its CSRF token and, for a credential change (`recent`), a recent sign-in.
+ * The preamble of every state-changing account route (`/v1/account/...`, passkeys and
+ * two-factor alike), as route hooks, in this order:
+ *
+ * 1. onRequest, before the body is even read: an allowed `Origin` (403 `forbidden`), then
+ *    the session (401 `invalid_token` / `session_expired`, 403 `identity_disabled`). A
+ *    signed-out request learns nothing about the body's validation.
+ * 2. preValidation, once the body is parsed (a form's token is a field): the session's CSRF
+ *    token and, for a `credential` change, requireCredentialChange (the identity's
+ *    strongest factor and a recent sign-in, 403 `forbidden` with a message).
+ *
+ * The handler then reads the session with requireAccountSession, which does not check
+ * it again. A route whose check depends on the body (a password change with or without
+ * the current password) passes `credential: false` and checks in its domain function.
  */
-export async function requireAccountChange(
-  deps: AppDeps,
-  request: FastifyRequest,
-  { recent }: { recent: boolean },
-): Promise<Session> {
-  const session = await requireAccountSession(deps, request);
-  requireAccountCsrf(deps, request, session);
-  if (recent) requireRecentAccountSignIn(deps, session);
-  return session;
+export function accountChangeHooks(deps: AppDeps, { credential }: { credential: boolean }) {
+  return {
+    onRequest: [
+      refuseForeignOrigin((request) => accountOrigins(request, deps.config)),
+      async (request: FastifyRequest) => {
+        await requireAccountSession(deps, request);
+      },
+    ],
+    preValidation: async (request: FastifyRequest) => {
+      const session = await requireAccountSession(deps, request);
+      requireAccountCsrf(deps, request, session);
+      if (credential) await requireCredentialChange(credentialChangeDeps(deps), session);
+    },
+  };
 }
 
 /** The end user acting on their own account, as the audit rows name them. */

@@ -1,19 +1,21 @@
 import { Type } from '@sinclair/typebox';
-import type { SessionListing } from '../domain/sessions/session.js';
-import { SIGN_IN_METHOD_IDS } from '../domain/sign-in/methods.js';
-import { toIso } from '../lib/clock.js';
+import type { IdentityRecord } from '../domain/identities/identity.js';
+import { type Session, type SessionListing, toSession } from '../domain/sessions/session.js';
 import { describeUserAgent } from '../lib/user-agent.js';
-import { StringEnum, Timestamp } from './schemas.js';
+import { toIso } from '../lib/clock.js';
+import { SessionSchema } from './schemas.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) =>
   Type.Union([schema, Type.Null()]);
 
+/**
+ * A listed session is a Session object (docs/api.md 2.3: `identity` embedded, `aal`,
+ * `authenticated_via`) with what only the lists show: the device and the last use.
+ * `identity_id` stays from the first version of the lists, for the clients that read it.
+ */
 const SESSION_LIST_ITEM_FIELDS = {
-  id: Type.String({ format: 'uuid' }),
-  identity_id: Type.String({ format: 'uuid' }),
-  authenticated_via: StringEnum(SIGN_IN_METHOD_IDS),
-  issued_at: Timestamp,
-  expires_at: Timestamp,
+  ...SessionSchema.properties,
+  identity_id: Type.String({ format: 'uuid', description: 'The same as identity.id' }),
   last_used_at: Nullable(
     Type.String({
       format: 'date-time',
@@ -29,7 +31,7 @@ const SESSION_LIST_ITEM_FIELDS = {
 
 export const SessionListItemSchema = Type.Object(SESSION_LIST_ITEM_FIELDS, {
   description:
-    'A live session in a list: when and how it started, its device, its last use. Never its token.',
+    'A live session in a list: the Session object, with the device it was started from and its last use. Never its token.',
 });
 
 export const AccountSessionSchema = Type.Object(
@@ -40,12 +42,8 @@ export const AccountSessionSchema = Type.Object(
   { description: "One of the signed-in user's live sessions." },
 );
 
-export interface SessionListItem {
-  id: string;
+export interface SessionListItem extends Session {
   identity_id: string;
-  authenticated_via: SessionListing['authenticated_via'];
-  issued_at: string;
-  expires_at: string;
   last_used_at: string | null;
   user_agent: string | null;
   client_address: string | null;
@@ -53,13 +51,13 @@ export interface SessionListItem {
   os: string | null;
 }
 
-export function toSessionListItem(listing: SessionListing): SessionListItem {
+export function toSessionListItem(
+  listing: SessionListing,
+  identity: IdentityRecord,
+): SessionListItem {
   return {
-    id: listing.id,
+    ...toSession(listing, identity),
     identity_id: listing.identity_id,
-    authenticated_via: listing.authenticated_via,
-    issued_at: toIso(listing.issued_at),
-    expires_at: toIso(listing.expires_at),
     last_used_at: listing.last_used_at === null ? null : toIso(listing.last_used_at),
     user_agent: listing.user_agent,
     client_address: listing.client_address,

@@ -157,6 +157,7 @@ describeEachDatabase('account JSON API', (kind) => {
         csrf_token: expect.any(String),
         session_id: session.id,
         recent_sign_in_until: new Date(t.clock.now() + WINDOW).toISOString(),
+        step_up_required: false,
       });
       t.clock.advance(WINDOW + 1);
       const later = await asUser(t, session, { method: 'GET', url: '/v1/account/profile' });

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CSRF_REFUSAL } from '../helpers/core.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
-import { BROWSER_ACCEPT, expectError } from '../flows/helpers.js';
+import { BROWSER_ACCEPT, expectError, sessionTokenOf } from '../flows/helpers.js';
 import { type PasskeyTestApp, createPasskeyApp } from '../passkeys/helpers.js';
-import { totpCode } from '../second-factor/helpers.js';
+import { signInWithCode, totpCode } from '../second-factor/helpers.js';
 
 const SERVICE = 'https://id.example.com';
 const UI = 'https://login.example.com';
@@ -114,15 +114,18 @@ describeEachDatabase('passkeys and two-factor in the account CORS zone', (kind) 
       });
       expect(renamed.statusCode, renamed.body).toBe(200);
       expectCors(renamed);
-      const deleted = await t.account('DELETE', `/v1/account/passkeys/${id}`, token, {
-        csrf,
+      // Removing a passkey needs a session as strong as the passkey (issue 22 item 5).
+      const strong = sessionTokenOf(await t.passkeySignIn(device));
+      const strongCsrf = await t.csrfFor(strong);
+      const deleted = await t.account('DELETE', `/v1/account/passkeys/${id}`, strong, {
+        csrf: strongCsrf,
         origin: UI,
       });
       expect(deleted.statusCode, deleted.body).toBe(204);
       expectCors(deleted);
       // A refusal is readable too: the UI can show why.
-      const gone = await t.account('DELETE', `/v1/account/passkeys/${id}`, token, {
-        csrf,
+      const gone = await t.account('DELETE', `/v1/account/passkeys/${id}`, strong, {
+        csrf: strongCsrf,
         origin: UI,
       });
       expectError(gone, 404, 'not_found');
@@ -130,7 +133,7 @@ describeEachDatabase('passkeys and two-factor in the account CORS zone', (kind) 
     });
 
     it('enrols, confirms, regenerates and turns off TOTP with credentials', async () => {
-      const token = await t.passwordSignIn();
+      let token = await t.passwordSignIn();
       const json = (method: 'GET' | 'POST', path: string, body?: object, csrf?: string) =>
         t.account(method, `/v1/account/two-factor${path}`, token, {
           ...(body === undefined ? {} : { body }),
@@ -140,15 +143,19 @@ describeEachDatabase('passkeys and two-factor in the account CORS zone', (kind) 
       const status = await json('GET', '');
       expect(status.statusCode, status.body).toBe(200);
       expectCors(status);
-      const csrf = status.json().csrf_token as string;
+      let csrf = status.json().csrf_token as string;
 
       const started = await json('POST', '/totp', {}, csrf);
       expect(started.statusCode, started.body).toBe(200);
       expectCors(started);
-      const code = await totpCode(started.json().secret as string, t.clock.now());
+      const secret = started.json().secret as string;
+      const code = await totpCode(secret, t.clock.now());
       const confirmed = await json('POST', '/totp/confirm', { code }, csrf);
       expect(confirmed.statusCode, confirmed.body).toBe(200);
       expectCors(confirmed);
+      // TOTP is on: further changes need a session that used it (issue 22 item 5).
+      token = await signInWithCode(t, 'alice', secret);
+      csrf = (await json('GET', '')).json().csrf_token as string;
       const regenerated = await json('POST', '/recovery-codes', {}, csrf);
       expect(regenerated.statusCode, regenerated.body).toBe(200);
       expectCors(regenerated);

@@ -76,12 +76,17 @@ describeEachDatabase('identity sessions and password (service API)', (kind) => {
         browser: 'Mobile Safari 17',
         os: 'iOS 17.4',
       });
+      // Each item is the Session object whoami answers (issue 22 item 9: `identity`, `aal`),
+      // with `identity_id` kept and the device fields added.
+      const whoami = await t.inject({
+        method: 'GET',
+        url: '/v1/whoami',
+        headers: { cookie: first.cookie },
+      });
+      expect(whoami.json()).toMatchObject({ id: first.id, aal: 'aal1' });
       expect(rows[2]).toEqual({
-        id: first.id,
+        ...whoami.json(),
         identity_id: user.id,
-        authenticated_via: 'password',
-        issued_at: rows[2]!.issued_at,
-        expires_at: rows[2]!.expires_at,
         last_used_at: rows[2]!.issued_at,
         user_agent: FIREFOX,
         client_address: '198.51.100.7',

@@ -31,6 +31,8 @@ export function expectError(
 
 export const CSRF_REFUSAL = /reload it and try again/;
 export const RECENT_SIGN_IN_REFUSAL = /needs a recent sign-in/;
+/** A credential change from an aal1 session of an identity with a second factor or passkey. */
+export const STEP_UP_REFUSAL = /needs a sign-in with your second factor/;
 
 /** 422 with exactly `error` and a human-readable `message` (matched when given). */
 export function expectValidation(res: LightMyRequestResponse, message?: RegExp | string): void {

@@ -3,7 +3,12 @@ import { setIdentityState } from '../../src/domain/identities/identity-service.j
 import { sweep } from '../../src/domain/sweep.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
-import { CSRF_REFUSAL, RECENT_SIGN_IN_REFUSAL, expectError } from '../helpers/core.js';
+import {
+  CSRF_REFUSAL,
+  RECENT_SIGN_IN_REFUSAL,
+  STEP_UP_REFUSAL,
+  expectError,
+} from '../helpers/core.js';
 import { flowRow, sessionTokenOf, startFlow } from '../flows/helpers.js';
 import { ORIGIN, type PasskeyTestApp, RP_ID, createPasskeyApp } from './helpers.js';
 
@@ -228,7 +233,9 @@ describeEachDatabase('passkeys through the API', (kind) => {
     expect(
       (await t.account('POST', '/v1/account/passkeys', token, { body: { credential } })).statusCode,
     ).toBe(201);
-    const second = await t.account('POST', '/v1/account/passkeys/options', token, { body: {} });
+    // A second passkey needs a session as strong as the first (docs/account.md).
+    const strong = sessionTokenOf(await t.passkeySignIn(device));
+    const second = await t.account('POST', '/v1/account/passkeys/options', strong, { body: {} });
     expect(second.json().options.excludeCredentials).toEqual([
       { id: credential.id, type: 'public-key', transports: ['internal'] },
     ]);
@@ -237,7 +244,7 @@ describeEachDatabase('passkeys through the API', (kind) => {
       origin: ORIGIN,
       reuse: device.credentials[0],
     });
-    const res = await t.account('POST', '/v1/account/passkeys', token, {
+    const res = await t.account('POST', '/v1/account/passkeys', strong, {
       body: { credential: dup },
     });
     expect(res.json()).toEqual({
@@ -275,13 +282,17 @@ describeEachDatabase('passkeys through the API', (kind) => {
       'invalid_token',
     );
 
-    // Rename needs no recent sign-in, but the CSRF token.
+    // The password session is weaker than the passkey: it may not remove it.
+    expectError(await t.account('DELETE', path, token), 403, 'forbidden', STEP_UP_REFUSAL);
+    const strong = sessionTokenOf(await t.passkeySignIn(device));
+
+    // Rename needs no recent sign-in (nor the strongest factor), but the CSRF token.
     t.clock.advance(31 * MINUTE);
     const renamed = await t.account('PATCH', path, token, { body: { name: 'Phone' } });
     expect(renamed.json()).toMatchObject({ id: passkey.id, name: 'Phone' });
-    expectError(await t.account('DELETE', path, token), 403, 'forbidden', RECENT_SIGN_IN_REFUSAL);
+    expectError(await t.account('DELETE', path, strong), 403, 'forbidden', RECENT_SIGN_IN_REFUSAL);
     expectError(
-      await t.account('POST', '/v1/account/passkeys/options', token, { body: {} }),
+      await t.account('POST', '/v1/account/passkeys/options', strong, { body: {} }),
       403,
       'forbidden',
       RECENT_SIGN_IN_REFUSAL,
@@ -298,8 +309,8 @@ describeEachDatabase('passkeys through the API', (kind) => {
     );
     expect(page.body).toContain('Phone');
 
-    // A fresh sign-in may delete; the passkey then signs in no more.
-    const fresh = await t.passwordSignIn();
+    // A fresh sign-in with the passkey may delete it; it then signs in no more.
+    const fresh = sessionTokenOf(await t.passkeySignIn(device));
     expect((await t.account('DELETE', path, fresh)).statusCode).toBe(204);
     expectError(await t.account('DELETE', path, fresh), 404, 'not_found');
     expectError(await t.passkeySignIn(device), 401, 'invalid_credentials');

@@ -123,3 +123,17 @@ export async function enrolledIdentity(t: TestApp, username: string) {
   const { secret, recoveryCodes } = await enrolTotp(t, session);
   return { username, identity, session, secret, recoveryCodes };
 }
+
+/**
+ * The step-up of an identity with TOTP: a fresh sign-in through a login flow, password then
+ * a code of the next time step (the last one may be spent). Answers the aal2 session token.
+ */
+export async function signInWithCode(t: TestApp, username: string, secret: string) {
+  t.clock.advance(STEP_MS);
+  const { flow, res } = await passwordStep(t, username);
+  expect(res.statusCode, res.body).toBe(403);
+  const done = await secondStep(t, flow, 'totp', await totpCode(secret, t.clock.now()));
+  expect(done.statusCode, done.body).toBe(200);
+  expect(done.json().session.aal).toBe('aal2');
+  return sessionTokenOf(done);
+}

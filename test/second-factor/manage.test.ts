@@ -18,6 +18,7 @@ import {
   enrolledIdentity,
   passwordStep,
   secondStep,
+  signInWithCode,
   signedIn,
   totpCode,
 } from './helpers.js';
@@ -95,8 +96,11 @@ describeEachDatabase('managing a second factor', (kind) => {
     expect(codes).toHaveLength(10);
     const plain = (ok.json().recovery_codes as string[]).map((code) => code.replaceAll('-', ''));
     for (const code of codes) expect(plain.some((p) => code.code_hash.includes(p))).toBe(false);
-    // Turning it on again needs turning it off first.
-    expect((await accountPost(t, session, '/totp')).statusCode).toBe(422);
+    // Turning it on again needs turning it off first (and, now that it is on, a session
+    // that used it: the enrolling one is aal1).
+    expect((await accountPost(t, session, '/totp')).statusCode).toBe(403);
+    const strong = await signInWithCode(t, username, body.secret);
+    expect((await accountPost(t, strong, '/totp')).statusCode).toBe(422);
   });
 
   it('changes need the CSRF token, an allowed Origin and a recent sign-in', async () => {
@@ -143,7 +147,8 @@ describeEachDatabase('managing a second factor', (kind) => {
   });
 
   it('regenerates recovery codes (old ones stop working) and turns off, audited', async () => {
-    const { username, identity, session, recoveryCodes } = await enrolled();
+    const { username, identity, secret, recoveryCodes } = await enrolled();
+    const session = await signInWithCode(t, username, secret);
     const res = await accountPost(t, session, '/recovery-codes');
     expect(res.statusCode).toBe(200);
     const fresh = res.json().recovery_codes as string[];

@@ -7,17 +7,17 @@ import {
   setPassword,
 } from '../passwords/set-password.js';
 import { consumeRateLimit } from '../rate-limit/rate-limiter.js';
-import { requireRecentSignIn } from '../sessions/recent-sign-in.js';
 import type { Session } from '../sessions/session.js';
+import { type CredentialChangeDeps, requireCredentialChange } from './credential-change.js';
 
-export interface ChangePasswordDeps extends SetPasswordDeps {
+export interface ChangePasswordDeps extends SetPasswordDeps, CredentialChangeDeps {
+  store: SetPasswordDeps['store'];
   /** Guesses of the current password count against the username like sign-ins do. */
   usernameRule: RateLimitRule;
-  privilegedWindowMs: number;
 }
 
 export interface OwnPasswordChange {
-  /** Proves the user knows the password; without it, the sign-in must be recent. */
+  /** Proves the user knows the password; without it, the change is a credential change. */
   current_password?: string;
   new_password: string;
   /** End the user's other sessions (default true); the session making the change stays. */
@@ -26,9 +26,11 @@ export interface OwnPasswordChange {
 
 /**
  * The signed-in user sets a new password (docs/account.md). They prove it is them with the
- * current password, or by a sign-in within the privileged window: a link sign-in, where
- * the backend proved control of the email, opens that window, which is how a forgotten
- * password is recovered. A stolen cookie alone (an old session) is not enough.
+ * current password, or by what every credential change needs (credential-change.ts): a
+ * sign-in within the privileged window, with the identity's strongest factor. A link
+ * sign-in, where the backend proved control of the email, opens that window for an identity
+ * without a second factor, which is how a forgotten password is recovered. A stolen cookie
+ * alone (an old session) is not enough, nor is a link sign-in past a second factor.
  *
  * A wrong current password is `invalid_credentials`, counted against the username's sign-in
  * limit, so a session cannot be used to guess the password at leisure.
@@ -42,7 +44,7 @@ export async function changeOwnPassword(
   if (input.new_password === '') throw validationError('new_password is required');
   const { identity } = session;
   if (input.current_password === undefined || input.current_password === '') {
-    requireRecentSignIn(Date.parse(session.issued_at), deps.clock.now(), deps.privilegedWindowMs);
+    await requireCredentialChange(deps, session);
   } else {
     await consumeRateLimit(
       deps.store,

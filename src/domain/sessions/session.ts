@@ -64,7 +64,11 @@ export interface Session {
   aal: Assurance;
 }
 
-export function toSession(session: SessionRecord, identity: IdentityRecord): Session {
+/** Also renders a listed session (SessionListing): the token hash is never read. */
+export function toSession(
+  session: Omit<SessionRecord, 'token_hash'>,
+  identity: IdentityRecord,
+): Session {
   return {
     id: session.id,
     identity: toIdentity(identity),

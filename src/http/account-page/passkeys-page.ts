@@ -11,6 +11,8 @@ export interface PasskeysPageInput {
   csrfToken: string;
   /** Adding and removing need a sign-in this recent; false: the page offers a fresh one. */
   recent: boolean;
+  /** The session is aal1 beside a second factor or passkey: it must sign in with that first. */
+  stepUp: boolean;
   /** The hosted login, returning here. */
   reauthUrl: string;
 }
@@ -47,13 +49,16 @@ export function passkeysPage(input: PasskeysPageInput): string {
     input.passkeys.length === 0
       ? '<p class="muted" id="no-passkeys">You have no passkeys yet.</p>'
       : `<ul class="passkeys">\n${input.passkeys.map(item).join('\n')}\n</ul>`;
-  const add = input.recent
-    ? `<form id="add-passkey" hidden>
+  const add = input.stepUp
+    ? `<p class="muted" id="step-up">Adding or removing a passkey needs a sign-in with your second factor.</p>
+<p><a href="${escapeHtml(input.reauthUrl)}" id="reauth">Sign in again with a passkey or your authenticator app</a></p>`
+    : input.recent
+      ? `<form id="add-passkey" hidden>
 <label for="passkey-name">Name of the new passkey (optional)</label>
 <input id="passkey-name" name="name" maxlength="${PASSKEY_NAME_MAX}" placeholder="e.g. Work laptop">
 <button type="submit">Add a passkey</button>
 </form>`
-    : `<p class="muted">Adding or removing a passkey needs a recent sign-in.</p>
+      : `<p class="muted">Adding or removing a passkey needs a recent sign-in.</p>
 <p><a href="${escapeHtml(input.reauthUrl)}" id="reauth">Sign in again to add or remove passkeys</a></p>`;
   return layout(
     'Passkeys',

@@ -24,6 +24,11 @@ export interface AccountPageInput {
   csrfToken: string;
   /** Until when (epoch ms) the current password is not needed; null when that has passed. */
   recentUntil: number | null;
+  /**
+   * The session is aal1 beside a second factor or passkey: a password is set without the
+   * current one only after a sign-in with that factor, which the section then offers.
+   */
+  stepUpUrl: string | null;
   /** A success sentence after a form post (role=status). */
   notice?: string;
   /** A failure sentence (role=alert), with the form it is about. */
@@ -71,7 +76,21 @@ ${csrf(input.csrfToken)}
 </section>`;
 }
 
+/** Why the password cannot be set without the current one yet, and the sign-in that allows it. */
+function stepUpPrompt(url: string): string {
+  return `<p class="muted" id="step-up">Without the current password, this needs a sign-in with your second factor: <a href="${escapeHtml(url)}" id="step-up-link">sign in again with a passkey or your authenticator app</a>.</p>`;
+}
+
 function passwordSection(input: AccountPageInput): string {
+  const title = input.hasPassword ? 'Change password' : 'Set a password';
+  const heading = `<h2 id="password-heading">${title}</h2>\n${alert(input, 'password')}`;
+  if (!input.hasPassword && input.stepUpUrl) {
+    // No current password to give: the form could only be refused, so the prompt replaces it.
+    return `<section aria-labelledby="password-heading">
+${heading}<p class="muted">This account has no password yet.</p>
+${stepUpPrompt(input.stepUpUrl)}
+</section>`;
+  }
   const recent =
     input.recentUntil === null
       ? ''
@@ -79,16 +98,14 @@ function passwordSection(input: AccountPageInput): string {
   const current = input.hasPassword
     ? `<label for="current_password">Current password</label>
 <input id="current_password" name="current_password" type="password" autocomplete="current-password" aria-describedby="current-hint"${input.recentUntil === null ? ' required' : ''}>
-<span class="hint" id="current-hint">Proves it is you.${recent}</span>`
+<span class="hint" id="current-hint">Proves it is you.${recent}</span>${input.stepUpUrl ? `\n${stepUpPrompt(input.stepUpUrl)}` : ''}`
     : `<p class="muted">This account has no password yet.${
         input.recentUntil === null
           ? ' To set one, sign in again (for example through your sign-in link), then come back within a few minutes.'
           : ` You signed in recently, so you can set one until ${when(new Date(input.recentUntil).toISOString())}.`
       }</p>`;
-  const title = input.hasPassword ? 'Change password' : 'Set a password';
   return `<section aria-labelledby="password-heading">
-<h2 id="password-heading">${title}</h2>
-${alert(input, 'password')}<form method="post" action="${ACCOUNT_PATHS.password}">
+${heading}<form method="post" action="${ACCOUNT_PATHS.password}">
 ${csrf(input.csrfToken)}
 ${current}
 <label for="new_password">New password</label>

@@ -1,13 +1,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { needsStepUp } from '../../domain/account/credential-change.js';
 import type { DomainError } from '../../domain/errors.js';
+import { resolveReturnTo } from '../../domain/login-flows/return-to.js';
 import { isRecentSignIn } from '../../domain/sessions/recent-sign-in.js';
 import type { Session } from '../../domain/sessions/session.js';
 import { accountCsrfToken } from '../account-session.js';
 import type { AppDeps } from '../deps.js';
 import { ERROR_STATUS } from '../errors.js';
+import { returnToAllowList } from '../origins.js';
 import { listIdentitySessions } from '../../domain/sessions/session-list.js';
 import { toSessionListItem } from '../session-list.js';
-import { type AccountPageInput, accountPage } from './render.js';
+import { ACCOUNT_PATHS, type AccountPageInput, accountPage } from './render.js';
 import { ACCOUNT_STYLES_HASH } from './styles.js';
 
 /** The notices a form post's 303 can ask the page to show (`?done=`): fixed sentences only. */
@@ -41,26 +44,48 @@ export function sendAccountHtml(reply: FastifyReply, status: number, html: strin
 
 export type PageExtras = Pick<AccountPageInput, 'notice' | 'error' | 'profileDraft'>;
 
+/**
+ * The hosted login, coming back to the account page: where a signed-out visit goes, and
+ * the fresh sign-in the page offers. Without return_to if the page's origin is not allowed.
+ */
+export function accountLoginUrl(deps: AppDeps, request: FastifyRequest): string {
+  const here = `${deps.config.publicUrl ?? `${request.protocol}://${request.host}`}${ACCOUNT_PATHS.page}`;
+  try {
+    const back = resolveReturnTo(here, returnToAllowList(request, deps.config));
+    return `/v1/login?return_to=${encodeURIComponent(back)}`;
+  } catch {
+    // Not on the allow-list (SERVICE_RETURN_TO_ALLOWED): the login page, then wherever it ends.
+    return '/v1/login';
+  }
+}
+
 /** Renders the account page for `session`, fresh from the database. */
 export async function renderAccountPage(
   deps: AppDeps,
+  request: FastifyRequest,
   session: Session,
   extras: PageExtras = {},
 ): Promise<string> {
   const now = deps.clock.now();
   const identityId = session.identity.id;
-  const [record, listed] = await Promise.all([
+  const [record, listed, stepUp] = await Promise.all([
     deps.store.findIdentityById(identityId),
     listIdentitySessions(deps, identityId),
+    needsStepUp(deps.store, session),
   ]);
   const signedInAt = Date.parse(session.issued_at);
   const windowMs = deps.config.privilegedWindowMs;
+  const recent = !stepUp && isRecentSignIn(signedInAt, now, windowMs);
   return accountPage({
     identity: session.identity,
     hasPassword: Boolean(record?.password_hash),
-    sessions: listed.map((row) => ({ ...toSessionListItem(row), current: row.id === session.id })),
+    sessions: listed.sessions.map((row) => ({
+      ...toSessionListItem(row, listed.identity),
+      current: row.id === session.id,
+    })),
     csrfToken: accountCsrfToken(deps, session),
-    recentUntil: isRecentSignIn(signedInAt, now, windowMs) ? signedInAt + windowMs : null,
+    recentUntil: recent ? signedInAt + windowMs : null,
+    stepUpUrl: stepUp ? accountLoginUrl(deps, request) : null,
     ...extras,
   });
 }
@@ -105,7 +130,7 @@ export async function sendFormFailure(
           avatar_url: typeof body.avatar_url === 'string' ? body.avatar_url : undefined,
         }
       : undefined;
-  const html = await renderAccountPage(deps, session, {
+  const html = await renderAccountPage(deps, request, session, {
     error: { message: formErrorMessage(error), form },
     profileDraft: draft,
   });

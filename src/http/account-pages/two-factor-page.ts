@@ -15,6 +15,12 @@ export interface TwoFactorPageInput {
   notice?: string;
   /** Where to sign in again when a change needs a recent sign-in. */
   signInAgainUrl?: string;
+  /**
+   * Set when the session is weaker than the identity's strongest factor (aal1 beside a
+   * second factor or passkey): every change would be refused, so the page offers this
+   * sign-in instead of its forms.
+   */
+  stepUpUrl?: string;
 }
 
 const BASE = '/v1/account/two-factor';
@@ -36,6 +42,12 @@ function codeField(error: boolean): string {
   return `<label for="code">Code from the app</label>
 <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" maxlength="16" required autofocus${invalid}>
 `;
+}
+
+/** In place of the forms, for a session that must sign in with its second factor first. */
+function stepUpPrompt(url: string): string {
+  return `<p id="step-up">Changing two-step verification needs a sign-in with your second factor.</p>
+<p><a href="${escapeHtml(url)}" id="step-up-link">Sign in again with your second factor</a></p>`;
 }
 
 function body(input: TwoFactorPageInput): string {
@@ -64,14 +76,18 @@ ${form('/disable', csrf, 'Cancel', '', true)}`;
       status.since === null ? '' : ` since ${escapeHtml(toIso(status.since).slice(0, 10))}`;
     return `<p id="two-factor-status">Two-step verification is <strong>on</strong>${since}. Signing in asks for a code from your authenticator app.</p>
 <p id="recovery-codes-left">${status.recovery_codes_left} unused recovery code${status.recovery_codes_left === 1 ? '' : 's'} left.</p>
-${form('/recovery-codes', csrf, 'Make new recovery codes')}
-${form('/disable', csrf, 'Turn off two-step verification', '', true)}`;
+${
+  input.stepUpUrl
+    ? stepUpPrompt(input.stepUpUrl)
+    : `${form('/recovery-codes', csrf, 'Make new recovery codes')}
+${form('/disable', csrf, 'Turn off two-step verification', '', true)}`
+}`;
   }
   const pending = status.pending
     ? '<p class="muted">A setup was started and not finished; starting again makes a new key.</p>\n'
     : '';
   return `<p id="two-factor-status">Two-step verification is <strong>off</strong>. Turn it on to be asked for a code from an authenticator app after your password.</p>
-${pending}${form('/totp', csrf, 'Set up an authenticator app')}`;
+${pending}${input.stepUpUrl ? stepUpPrompt(input.stepUpUrl) : form('/totp', csrf, 'Set up an authenticator app')}`;
 }
 
 /** The hosted two-factor page of `/v1/account/two-factor`: works without JavaScript. */

@@ -7,14 +7,14 @@ import {
   renamePasskey,
   startPasskeyRegistration,
 } from '../../domain/passkeys/passkey-service.js';
+import { needsStepUp } from '../../domain/account/credential-change.js';
 import { isRecentSignIn } from '../../domain/sessions/recent-sign-in.js';
 import type { Session } from '../../domain/sessions/session.js';
 import {
   ACCOUNT_CSRF_HEADER,
   accountActor,
+  accountChangeHooks,
   accountCsrfToken,
-  accountOrigins,
-  requireAccountChange,
   requireAccountSession,
 } from '../account-session.js';
 import { passkeysPage } from '../account-page/passkeys-page.js';
@@ -22,7 +22,6 @@ import type { AppDeps } from '../deps.js';
 import { ERROR_STATUS, handleError, refusalOf, toDomainError } from '../errors.js';
 import { messagePage } from '../login-page/render.js';
 import { prefersHtml, sendPage } from '../login-page/respond.js';
-import { refuseForeignOrigin } from '../origins.js';
 import { requestRelyingParty } from '../relying-party.js';
 import { NoContent, Timestamp, StringEnum, jsonOrPage, responses, seeOther } from '../schemas.js';
 import { ChallengeOptionsSchema } from './login-flows.js';
@@ -83,10 +82,12 @@ function loginUrl(deps: AppDeps, request: FastifyRequest): string {
 /**
  * The signed-in user's passkeys (docs/passkeys.md): the hosted page and the JSON endpoints
  * behind it, which an operator's own UI can call the same way (cookie, `X-CSRF-Token`,
- * an allowed Origin). Adding and removing need a recent sign-in.
+ * an allowed Origin). Adding and removing are credential changes (a recent sign-in with the
+ * identity's strongest factor); renaming is not.
  */
 export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void {
-  const guard = refuseForeignOrigin((request) => accountOrigins(request, deps.config));
+  const credentialChange = accountChangeHooks(deps, { credential: true });
+  const otherChange = accountChangeHooks(deps, { credential: false });
   const challengeTtlMs = deps.config.flowTtlMs;
 
   app.get(
@@ -131,6 +132,7 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
           .header(ACCOUNT_CSRF_HEADER, accountCsrfToken(deps, session))
           .send(passkeys);
       }
+      const stepUp = await needsStepUp(deps.store, session);
       const page = passkeysPage({
         session,
         passkeys,
@@ -140,6 +142,7 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
           deps.clock.now(),
           deps.config.privilegedWindowMs,
         ),
+        stepUp,
         reauthUrl: loginUrl(deps, request),
       });
       return sendPage(reply, 200, page);
@@ -149,20 +152,20 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
   app.post<{ Body: Static<typeof OptionsBody> | undefined }>(
     '/v1/account/passkeys/options',
     {
-      onRequest: guard,
+      ...credentialChange,
       schema: {
         operationId: 'startPasskeyRegistration',
         summary: 'Passkey creation options for the signed-in user',
         tags: ['account'],
         description:
-          'Issues a registration challenge bound to the session (single use; a new request replaces it; expires after SERVICE_FLOW_TTL_MINUTES or with the session) and answers the PublicKeyCredentialCreationOptions JSON: discoverable credential and user verification required, existing passkeys excluded. Needs the CSRF token and a recent sign-in.',
+          'Issues a registration challenge bound to the session (single use; a new request replaces it; expires after SERVICE_FLOW_TTL_MINUTES or with the session) and answers the PublicKeyCredentialCreationOptions JSON: discoverable credential and user verification required, existing passkeys excluded. Needs the CSRF token and a recent sign-in; for an identity with a second factor or a passkey, an aal2 session (403 forbidden otherwise).',
         security: COOKIE,
         body: OptionsBody,
         response: responses({ 200: ChallengeOptionsSchema }, ACCOUNT_ERRORS),
       },
     },
     async (request, reply) => {
-      const session = await requireAccountChange(deps, request, { recent: true });
+      const session = await requireAccountSession(deps, request);
       const options = await startPasskeyRegistration(
         { ...deps, challengeTtlMs },
         session,
@@ -175,20 +178,20 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
   app.post<{ Body: Static<typeof RegisterBody> }>(
     '/v1/account/passkeys',
     {
-      onRequest: guard,
+      ...credentialChange,
       schema: {
         operationId: 'addPasskey',
         summary: 'Verify and store a new passkey',
         tags: ['account'],
         description:
-          "Verifies the browser's registration response against the session's challenge (which it uses up) and stores the passkey, audited (passkey_add). Needs the CSRF token and a recent sign-in.",
+          "Verifies the browser's registration response against the session's challenge (which it uses up) and stores the passkey, audited (passkey_add). Needs the CSRF token and a recent sign-in; for an identity with a second factor or a passkey, an aal2 session (403 forbidden otherwise).",
         security: COOKIE,
         body: RegisterBody,
         response: responses({ 201: PasskeySchema }, ACCOUNT_ERRORS),
       },
     },
     async (request, reply) => {
-      const session = await requireAccountChange(deps, request, { recent: true });
+      const session = await requireAccountSession(deps, request);
       const passkey = await finishPasskeyRegistration(
         { ...deps, challengeTtlMs },
         accountActor(request),
@@ -203,7 +206,7 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
   app.patch<{ Params: Static<typeof PasskeyParams>; Body: Static<typeof RenameBody> }>(
     '/v1/account/passkeys/:id',
     {
-      onRequest: guard,
+      ...otherChange,
       schema: {
         operationId: 'renamePasskey',
         summary: 'Rename one of your passkeys',
@@ -216,7 +219,7 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
       },
     },
     async (request) => {
-      const session = await requireAccountChange(deps, request, { recent: false });
+      const session = await requireAccountSession(deps, request);
       return renamePasskey(
         deps,
         accountActor(request),
@@ -230,20 +233,20 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
   app.delete<{ Params: Static<typeof PasskeyParams> }>(
     '/v1/account/passkeys/:id',
     {
-      onRequest: guard,
+      ...credentialChange,
       schema: {
         operationId: 'deleteOwnPasskey',
         summary: 'Delete one of your passkeys',
         tags: ['account'],
         description:
-          'Audited (passkey_delete). Needs the CSRF token (X-CSRF-Token) and a recent sign-in.',
+          'Audited (passkey_delete). Needs the CSRF token (X-CSRF-Token) and a recent sign-in; for an identity with a second factor or a passkey, an aal2 session (403 forbidden otherwise).',
         security: COOKIE,
         params: PasskeyParams,
         response: responses({ 204: NoContent('Deleted') }, [...ACCOUNT_ERRORS, 404]),
       },
     },
     async (request, reply) => {
-      const session = await requireAccountChange(deps, request, { recent: true });
+      const session = await requireAccountSession(deps, request);
       await deletePasskey(deps, accountActor(request), session.identity.id, request.params.id);
       return reply.code(204).send();
     },

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
+import { needsStepUp } from '../../domain/account/credential-change.js';
 import { DomainError } from '../../domain/errors.js';
 import {
   type SecondFactorStatus,
@@ -16,9 +17,8 @@ import type { IdentityRecord } from '../../domain/identities/identity.js';
 import { toIso } from '../../lib/clock.js';
 import {
   accountActor,
+  accountChangeHooks,
   accountCsrfToken,
-  accountOrigins,
-  requireAccountChange,
   requireAccountSession,
 } from '../account-session.js';
 import {
@@ -29,7 +29,7 @@ import {
 import type { AppDeps } from '../deps.js';
 import { ERROR_STATUS, handleError, refusalOf } from '../errors.js';
 import { formMessage, isFormPost, prefersHtml, sendPage } from '../login-page/respond.js';
-import { ownOrigins, refuseForeignOrigin } from '../origins.js';
+import { ownOrigins } from '../origins.js';
 import { Timestamp, jsonOrPage, responses } from '../schemas.js';
 
 export const TwoFactorStatusSchema = Type.Object(
@@ -88,8 +88,9 @@ const ACCOUNT_ERRORS = [401, 403, 422, 429, 503, 504];
 /**
  * The signed-in user's own second factor: the hosted page (`GET /v1/account/two-factor`,
  * plain forms, no script) and the same actions as JSON for an operator's own account UI.
- * Every change needs the account CSRF token, an allowed Origin and a recent sign-in, and
- * is audited as the browser user (docs/two-factor.md).
+ * Every change is a credential change (accountChangeHooks: Origin, session, CSRF token, a
+ * recent sign-in with the identity's strongest factor) and is audited as the browser user
+ * (docs/two-factor.md).
  */
 export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): void {
   const issuer = deps.config.totpIssuer;
@@ -110,13 +111,22 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
   }
 
   async function page(
+    request: FastifyRequest,
     reply: FastifyReply,
     code: number,
     session: Session,
     extra: Partial<TwoFactorPageInput> = {},
   ): Promise<FastifyReply> {
-    const status = await secondFactorStatus(deps.store, session.identity.id);
-    const html = twoFactorPage({ status, csrfToken: accountCsrfToken(deps, session), ...extra });
+    const [status, stepUp] = await Promise.all([
+      secondFactorStatus(deps.store, session.identity.id),
+      needsStepUp(deps.store, session),
+    ]);
+    const html = twoFactorPage({
+      status,
+      csrfToken: accountCsrfToken(deps, session),
+      ...(stepUp ? { stepUpUrl: signInAgainUrl(request) } : {}),
+      ...extra,
+    });
     return sendPage(reply, code, html);
   }
 
@@ -128,20 +138,22 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
     const session = await requireAccountSession(deps, request).catch(() => null);
     if (!session)
       return sendPage(reply, ERROR_STATUS[refusal.code], signInFirstPage(signInAgainUrl(request)));
-    const recent = refusal.reason === 'recent_sign_in_required';
+    // A refusal for want of the second factor needs no link here: page() puts its
+    // step-up prompt in place of the forms.
+    const signInAgain = refusal.reason === 'recent_sign_in_required';
     const message =
       refusal.code === 'validation_error' || refusal.code === 'forbidden'
         ? refusal.message.charAt(0).toUpperCase() + refusal.message.slice(1)
         : formMessage(refusal);
-    return page(reply, ERROR_STATUS[refusal.code], session, {
+    return page(request, reply, ERROR_STATUS[refusal.code], session, {
       error: message.endsWith('.') ? message : `${message}.`,
-      ...(recent ? { signInAgainUrl: signInAgainUrl(request) } : {}),
+      ...(signInAgain ? { signInAgainUrl: signInAgainUrl(request) } : {}),
     });
   }
 
-  /** Session, CSRF and a recent sign-in: what every change needs. */
-  async function authorizeChange(request: FastifyRequest) {
-    const session = await requireAccountChange(deps, request, { recent: true });
+  /** The session and identity of a change, which the route's hooks already authorized. */
+  async function authorizedChange(request: FastifyRequest) {
+    const session = await requireAccountSession(deps, request);
     return { session, identity: await identityOf(session) };
   }
 
@@ -152,7 +164,7 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
     ok: Parameters<typeof jsonOrPage>[0],
     body: typeof CsrfBody | typeof ConfirmBody = CsrfBody,
   ) => ({
-    onRequest: refuseForeignOrigin((request) => accountOrigins(request, deps.config)),
+    ...accountChangeHooks(deps, { credential: true }),
     errorHandler: (error: unknown, request: FastifyRequest, reply: FastifyReply) =>
       isFormPost(request)
         ? formFailure(error, request, reply)
@@ -160,7 +172,7 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
     schema: {
       operationId,
       summary,
-      description: `${description} Needs the account CSRF token (X-CSRF-Token header or csrf_token field), an allowed Origin and a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES. A form post gets the hosted page.`,
+      description: `${description} Needs the session (checked first: 401 without one, whatever the body), the account CSRF token (X-CSRF-Token header or csrf_token field), an allowed Origin and a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES; for an identity with a second factor or a passkey, an aal2 session (403 forbidden otherwise: sign in again with it). A form post gets the hosted page.`,
       tags: ['account'],
       security: [{ sessionCookie: [] }],
       consumes: ['application/json', 'application/x-www-form-urlencoded'],
@@ -193,7 +205,7 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
     async (request, reply) => {
       const session = await requireAccountSession(deps, request);
       await identityOf(session);
-      if (prefersHtml(request)) return page(reply, 200, session);
+      if (prefersHtml(request)) return page(request, reply, 200, session);
       const status = await secondFactorStatus(deps.store, session.identity.id);
       return reply
         .header('cache-control', 'no-store')
@@ -210,7 +222,7 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
       EnrolmentSchema,
     ),
     async (request, reply) => {
-      const { session, identity } = await authorizeChange(request);
+      const { session, identity } = await authorizedChange(request);
       const enrolment = await startTotpEnrolment(deps, accountActor(request), identity, issuer);
       const qrSvg = await QRCode.toString(enrolment.otpauth_uri, {
         type: 'svg',
@@ -218,7 +230,7 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
         margin: 2,
       });
       if (isFormPost(request)) {
-        return page(reply, 200, session, {
+        return page(request, reply, 200, session, {
           enrolment: { secret: enrolment.secret, otpauthUri: enrolment.otpauth_uri, qrSvg },
         });
       }
@@ -236,14 +248,14 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
       ConfirmBody,
     ),
     async (request, reply) => {
-      const { session, identity } = await authorizeChange(request);
+      const { session, identity } = await authorizedChange(request);
       const codes = await confirmTotpEnrolment(
         deps,
         accountActor(request),
         identity,
         request.body.code,
       );
-      if (isFormPost(request)) return page(reply, 200, session, { recoveryCodes: codes });
+      if (isFormPost(request)) return page(request, reply, 200, session, { recoveryCodes: codes });
       return reply.header('cache-control', 'no-store').send({ recovery_codes: codes });
     },
   );
@@ -257,9 +269,9 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
       RecoveryCodesSchema,
     ),
     async (request, reply) => {
-      const { session, identity } = await authorizeChange(request);
+      const { session, identity } = await authorizedChange(request);
       const codes = await regenerateRecoveryCodes(deps, accountActor(request), identity.id);
-      if (isFormPost(request)) return page(reply, 200, session, { recoveryCodes: codes });
+      if (isFormPost(request)) return page(request, reply, 200, session, { recoveryCodes: codes });
       return reply.header('cache-control', 'no-store').send({ recovery_codes: codes });
     },
   );
@@ -273,7 +285,7 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
       TwoFactorStatusSchema,
     ),
     async (request, reply) => {
-      const { session, identity } = await authorizeChange(request);
+      const { session, identity } = await authorizedChange(request);
       const wasOn = await removeSecondFactor(
         deps,
         accountActor(request),
@@ -281,7 +293,7 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
         'second_factor_disable',
       );
       if (isFormPost(request)) {
-        return page(reply, 200, session, {
+        return page(request, reply, 200, session, {
           notice: wasOn ? 'Two-step verification is now off.' : 'The setup was cancelled.',
         });
       }

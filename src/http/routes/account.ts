@@ -2,9 +2,9 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { endOtherSessions, endOwnSession } from '../../domain/account/account-sessions.js';
 import { changeOwnPassword } from '../../domain/account/change-password.js';
+import { needsStepUp } from '../../domain/account/credential-change.js';
 import { DomainError, validationError } from '../../domain/errors.js';
 import { updateProfile } from '../../domain/identities/identity-service.js';
-import { resolveReturnTo } from '../../domain/login-flows/return-to.js';
 import { isRecentSignIn } from '../../domain/sessions/recent-sign-in.js';
 import { listIdentitySessions } from '../../domain/sessions/session-list.js';
 import type { Session } from '../../domain/sessions/session.js';
@@ -13,33 +13,26 @@ import { ACCOUNT_PATHS } from '../account-page/render.js';
 import {
   NOTICES,
   type Notice,
+  accountLoginUrl,
   renderAccountPage,
   sendAccountHtml,
   sendFormFailure,
 } from '../account-page/respond.js';
 import {
   accountActor,
+  accountChangeHooks,
   accountCsrfToken,
-  accountOrigins,
-  requireAccountCsrf,
   requireAccountSession,
+  verifiedAccountSession,
 } from '../account-session.js';
 import { clearSessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
 import { handleError, refusalOf } from '../errors.js';
 import { isFormPost, sendPage } from '../login-page/respond.js';
 import { messagePage } from '../login-page/render.js';
-import { refuseForeignOrigin, returnToAllowList } from '../origins.js';
 import { RevokedSchema } from './identities.js';
 import { IdParams, IdentitySchema, NoContent, Timestamp, responses, seeOther } from '../schemas.js';
 import { AccountSessionSchema, toSessionListItem } from '../session-list.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The signed-in session of an account request, once its cookie and CSRF token were checked. */
-    accountSession: Session | null;
-  }
-}
 
 const CsrfField = Type.Optional(
   Type.String({ description: 'Form posts; JSON clients send the X-CSRF-Token header instead' }),
@@ -54,7 +47,11 @@ export const AccountProfileSchema = Type.Object(
     session_id: Type.String({ format: 'uuid', description: 'The session making the request' }),
     recent_sign_in_until: Type.Union([Timestamp, Type.Null()], {
       description:
-        'Until when a password can be set without the current one; null once that has passed',
+        'Until when a password can be set without the current one; null once that has passed, or while step_up_required',
+    }),
+    step_up_required: Type.Boolean({
+      description:
+        'True for an aal1 session of an identity with a second factor or a passkey: credential changes need a sign-in with that factor first (403 forbidden until then)',
     }),
   },
   { description: 'The signed-in user, and what their account requests need.' },
@@ -103,18 +100,13 @@ const COOKIE = [{ sessionCookie: [] }];
 
 /**
  * The hosted account page and its JSON API (docs/account.md). Registered in the browser
- * scope (cookies; the account CORS zone in cors.ts). Every state change checks Origin
- * (onRequest), then the session cookie and its CSRF token (preValidation, so an unsigned
- * request learns nothing about body validation), then the body.
+ * scope (cookies; the account CORS zone in cors.ts). Every state change checks Origin and
+ * the session cookie, then its CSRF token, then the body (accountChangeHooks).
  */
 export function accountRoutes(app: FastifyInstance, deps: AppDeps): void {
-  app.decorateRequest('accountSession', null);
-  const sessionOf = async (request: FastifyRequest): Promise<Session> =>
-    (request.accountSession ??= await requireAccountSession(deps, request));
-  const refuseForeign = refuseForeignOrigin((request) => accountOrigins(request, deps.config));
-  const checkCsrf = async (request: FastifyRequest) => {
-    requireAccountCsrf(deps, request, await sessionOf(request));
-  };
+  const sessionOf = (request: FastifyRequest): Promise<Session> =>
+    requireAccountSession(deps, request);
+  const changeHooks = accountChangeHooks(deps, { credential: false });
   const cookieSettings = {
     cookieDomain: deps.config.cookieDomain,
     sessionTtlMs: deps.sessionTtlMs,
@@ -131,7 +123,7 @@ export function accountRoutes(app: FastifyInstance, deps: AppDeps): void {
       const error = refusalOf(thrown);
       if (!error) return handleError(thrown, request, reply);
       request.errorCode = error.code;
-      const session = request.accountSession;
+      const session = verifiedAccountSession(request);
       const signedOut = ['invalid_token', 'session_expired', 'identity_disabled'];
       if (!session && signedOut.includes(error.code)) return toLogin(request, reply);
       if (!session) {
@@ -148,17 +140,9 @@ export function accountRoutes(app: FastifyInstance, deps: AppDeps): void {
       }
     };
 
-  /** To the hosted login, coming back here; without return_to if this origin is not allowed. */
+  /** To the hosted login, coming back here. */
   function toLogin(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-    const here = `${deps.config.publicUrl ?? `${request.protocol}://${request.host}`}${ACCOUNT_PATHS.page}`;
-    let target = '/v1/login';
-    try {
-      const back = resolveReturnTo(here, returnToAllowList(request, deps.config));
-      target = `/v1/login?return_to=${encodeURIComponent(back)}`;
-    } catch {
-      // Not on the allow-list (SERVICE_RETURN_TO_ALLOWED): the login page, then wherever it ends.
-    }
-    return reply.header('cache-control', 'no-store').redirect(target, 303);
+    return reply.header('cache-control', 'no-store').redirect(accountLoginUrl(deps, request), 303);
   }
 
   /** A form post's success: back to the page with a fixed notice (post, redirect, get). */
@@ -207,7 +191,11 @@ export function accountRoutes(app: FastifyInstance, deps: AppDeps): void {
       const done = request.query.done;
       const notice =
         done !== undefined && Object.hasOwn(NOTICES, done) ? NOTICES[done as Notice] : undefined;
-      return sendAccountHtml(reply, 200, await renderAccountPage(deps, session, { notice }));
+      return sendAccountHtml(
+        reply,
+        200,
+        await renderAccountPage(deps, request, session, { notice }),
+      );
     },
   );
 
@@ -226,12 +214,14 @@ export function accountRoutes(app: FastifyInstance, deps: AppDeps): void {
       const session = await sessionOf(request);
       const signedInAt = Date.parse(session.issued_at);
       const windowMs = deps.config.privilegedWindowMs;
-      const recent = isRecentSignIn(signedInAt, deps.clock.now(), windowMs);
+      const stepUp = await needsStepUp(deps.store, session);
+      const recent = !stepUp && isRecentSignIn(signedInAt, deps.clock.now(), windowMs);
       return reply.header('cache-control', 'no-store').send({
         identity: session.identity,
         csrf_token: accountCsrfToken(deps, session),
         session_id: session.id,
         recent_sign_in_until: recent ? toIso(signedInAt + windowMs) : null,
+        step_up_required: stepUp,
       });
     },
   );
@@ -252,8 +242,7 @@ export function accountRoutes(app: FastifyInstance, deps: AppDeps): void {
     return reply.header('cache-control', 'no-store').send(identity);
   };
   const profileRoute = (method: 'PATCH' | 'POST') => ({
-    onRequest: refuseForeign,
-    preValidation: checkCsrf,
+    ...changeHooks,
     errorHandler: formErrors('profile'),
     schema: {
       operationId: method === 'PATCH' ? 'updateAccountProfile' : 'postAccountProfile',
@@ -283,8 +272,7 @@ export function accountRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.post<{ Body: Static<typeof AccountPasswordBody> }>(
     ACCOUNT_PATHS.password,
     {
-      onRequest: refuseForeign,
-      preValidation: checkCsrf,
+      ...changeHooks,
       errorHandler: formErrors('password'),
       schema: {
         operationId: 'changeAccountPassword',
@@ -347,10 +335,13 @@ export function accountRoutes(app: FastifyInstance, deps: AppDeps): void {
     },
     async (request, reply) => {
       const session = await sessionOf(request);
-      const listed = await listIdentitySessions(deps, session.identity.id);
-      return reply
-        .header('cache-control', 'no-store')
-        .send(listed.map((row) => ({ ...toSessionListItem(row), current: row.id === session.id })));
+      const { identity, sessions } = await listIdentitySessions(deps, session.identity.id);
+      return reply.header('cache-control', 'no-store').send(
+        sessions.map((row) => ({
+          ...toSessionListItem(row, identity),
+          current: row.id === session.id,
+        })),
+      );
     },
   );
 
@@ -365,8 +356,7 @@ export function accountRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.delete<IdRoute>(
     '/v1/account/sessions/:id',
     {
-      onRequest: refuseForeign,
-      preValidation: checkCsrf,
+      ...changeHooks,
       schema: {
         operationId: 'endAccountSession',
         summary: 'End one of the signed-in user’s sessions',
@@ -388,8 +378,7 @@ export function accountRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.post<IdRoute>(
     '/v1/account/sessions/:id/revoke',
     {
-      onRequest: refuseForeign,
-      preValidation: checkCsrf,
+      ...changeHooks,
       errorHandler: formErrors('sessions'),
       schema: {
         operationId: 'postEndAccountSession',
@@ -414,8 +403,7 @@ export function accountRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.post(
     ACCOUNT_PATHS.revokeOthers,
     {
-      onRequest: refuseForeign,
-      preValidation: checkCsrf,
+      ...changeHooks,
       errorHandler: formErrors('sessions'),
       schema: {
         operationId: 'endOtherAccountSessions',

@@ -33,15 +33,15 @@ export function identityCredentialRoutes(app: FastifyInstance, deps: AppDeps): v
         summary: "List an identity's live sessions",
         tags: ['sessions'],
         description:
-          'Sessions neither revoked nor expired, newest first, with the device each was started from and its last use.',
+          'Sessions neither revoked nor expired, newest first: Session objects (identity, aal, authenticated_via) with the device each was started from and its last use.',
         params: IdParams,
         response: responses({ 200: Type.Array(SessionListItemSchema) }, [...SERVICE_ERRORS, 404]),
       },
     },
     async (request) => {
-      const sessions = await listIdentitySessions(deps, request.params.id);
+      const { identity, sessions } = await listIdentitySessions(deps, request.params.id);
       request.audit!.details.count = sessions.length;
-      return sessions.map(toSessionListItem);
+      return sessions.map((row) => toSessionListItem(row, identity));
     },
   );
 
