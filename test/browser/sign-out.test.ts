@@ -105,7 +105,12 @@ describeInChromium('Sign out on every hosted page', () => {
     const HTML = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
     const logout = (url: string, headers: Record<string, string>) =>
       t.app.inject({ method: 'POST', url, headers, payload: '' });
-    for (const headers of [{}, { 'content-type': FORM }, { 'content-type': FORM, accept: HTML }]) {
+    const plain: Record<string, string>[] = [
+      {},
+      { 'content-type': FORM },
+      { 'content-type': FORM, accept: HTML },
+    ];
+    for (const headers of plain) {
       const res = await logout('/v1/logout', headers);
       expect(res.statusCode).toBe(204);
       expect(res.body).toBe('');

@@ -161,7 +161,7 @@ export interface paths {
         };
         /**
          * List an identity's live sessions
-         * @description Sessions neither revoked nor expired, newest first, with the device each was started from and its last use. Requires the `introspect` grant.
+         * @description Sessions neither revoked nor expired, newest first: Session objects (identity, aal, authenticated_via) with the device each was started from and its last use. Requires the `introspect` grant.
          */
         get: operations["listIdentitySessions"];
         put?: never;
@@ -579,7 +579,7 @@ export interface paths {
         put?: never;
         /**
          * Start setting up an authenticator app
-         * @description Makes a new TOTP key (sealed at rest), pending until confirmed with a code; an enrolment already on must be turned off first (422). Needs the account CSRF token (X-CSRF-Token header or csrf_token field), an allowed Origin and a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES. A form post gets the hosted page.
+         * @description Makes a new TOTP key (sealed at rest), pending until confirmed with a code; an enrolment already on must be turned off first (422). Needs the session (checked first: 401 without one, whatever the body), the account CSRF token (X-CSRF-Token header or csrf_token field), an allowed Origin and a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES; for an identity with a second factor or a passkey, an aal2 session (403 forbidden otherwise: sign in again with it). A form post gets the hosted page.
          */
         post: operations["startTotpEnrolment"];
         delete?: never;
@@ -599,7 +599,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm the authenticator app with a code
-         * @description Turns two-step verification on and answers the ten recovery codes, shown only here. A wrong code is 422; every attempt counts to SERVICE_RATE_LIMIT_SECOND_FACTOR. Needs the account CSRF token (X-CSRF-Token header or csrf_token field), an allowed Origin and a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES. A form post gets the hosted page.
+         * @description Turns two-step verification on and answers the ten recovery codes, shown only here. A wrong code is 422; every attempt counts to SERVICE_RATE_LIMIT_SECOND_FACTOR. Needs the session (checked first: 401 without one, whatever the body), the account CSRF token (X-CSRF-Token header or csrf_token field), an allowed Origin and a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES; for an identity with a second factor or a passkey, an aal2 session (403 forbidden otherwise: sign in again with it). A form post gets the hosted page.
          */
         post: operations["confirmTotpEnrolment"];
         delete?: never;
@@ -619,7 +619,7 @@ export interface paths {
         put?: never;
         /**
          * Replace the recovery codes
-         * @description Ten new codes, shown only in this answer; the previous ones stop working. Needs the account CSRF token (X-CSRF-Token header or csrf_token field), an allowed Origin and a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES. A form post gets the hosted page.
+         * @description Ten new codes, shown only in this answer; the previous ones stop working. Needs the session (checked first: 401 without one, whatever the body), the account CSRF token (X-CSRF-Token header or csrf_token field), an allowed Origin and a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES; for an identity with a second factor or a passkey, an aal2 session (403 forbidden otherwise: sign in again with it). A form post gets the hosted page.
          */
         post: operations["regenerateRecoveryCodes"];
         delete?: never;
@@ -639,7 +639,7 @@ export interface paths {
         put?: never;
         /**
          * Turn two-step verification off
-         * @description Removes the authenticator (or a pending enrolment) and every recovery code. Answers the new status. Needs the account CSRF token (X-CSRF-Token header or csrf_token field), an allowed Origin and a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES. A form post gets the hosted page.
+         * @description Removes the authenticator (or a pending enrolment) and every recovery code. Answers the new status. Needs the session (checked first: 401 without one, whatever the body), the account CSRF token (X-CSRF-Token header or csrf_token field), an allowed Origin and a sign-in within SERVICE_PRIVILEGED_WINDOW_MINUTES; for an identity with a second factor or a passkey, an aal2 session (403 forbidden otherwise: sign in again with it). A form post gets the hosted page.
          */
         post: operations["disableTwoFactor"];
         delete?: never;
@@ -833,7 +833,7 @@ export interface paths {
         put?: never;
         /**
          * Verify and store a new passkey
-         * @description Verifies the browser's registration response against the session's challenge (which it uses up) and stores the passkey, audited (passkey_add). Needs the CSRF token and a recent sign-in.
+         * @description Verifies the browser's registration response against the session's challenge (which it uses up) and stores the passkey, audited (passkey_add). Needs the CSRF token and a recent sign-in; for an identity with a second factor or a passkey, an aal2 session (403 forbidden otherwise).
          */
         post: operations["addPasskey"];
         delete?: never;
@@ -853,7 +853,7 @@ export interface paths {
         put?: never;
         /**
          * Passkey creation options for the signed-in user
-         * @description Issues a registration challenge bound to the session (single use; a new request replaces it; expires after SERVICE_FLOW_TTL_MINUTES or with the session) and answers the PublicKeyCredentialCreationOptions JSON: discoverable credential and user verification required, existing passkeys excluded. Needs the CSRF token and a recent sign-in.
+         * @description Issues a registration challenge bound to the session (single use; a new request replaces it; expires after SERVICE_FLOW_TTL_MINUTES or with the session) and answers the PublicKeyCredentialCreationOptions JSON: discoverable credential and user verification required, existing passkeys excluded. Needs the CSRF token and a recent sign-in; for an identity with a second factor or a passkey, an aal2 session (403 forbidden otherwise).
          */
         post: operations["startPasskeyRegistration"];
         delete?: never;
@@ -874,7 +874,7 @@ export interface paths {
         post?: never;
         /**
          * Delete one of your passkeys
-         * @description Audited (passkey_delete). Needs the CSRF token (X-CSRF-Token) and a recent sign-in.
+         * @description Audited (passkey_delete). Needs the CSRF token (X-CSRF-Token) and a recent sign-in; for an identity with a second factor or a passkey, an aal2 session (403 forbidden otherwise).
          */
         delete: operations["deleteOwnPasskey"];
         options?: never;
@@ -1081,18 +1081,27 @@ export interface components {
             /** @description subject: opaque, 1-255 bytes of UTF-8, matched exactly */
             subject: string;
         };
-        /** @description A live session in a list: when and how it started, its device, its last use. Never its token. */
+        /** @description A live session in a list: the Session object, with the device it was started from and its last use. Never its token. */
         SessionListItem: {
             /** Format: uuid */
             id: string;
-            /** Format: uuid */
-            identity_id: string;
-            /** @enum {string} */
-            authenticated_via: "password" | "link" | "passkey";
+            identity: components["schemas"]["Identity"];
             /** Format: date-time */
             issued_at: string;
             /** Format: date-time */
             expires_at: string;
+            /** @enum {string} */
+            authenticated_via: "password" | "link" | "passkey";
+            /**
+             * @description Assurance reached: aal1 one factor, aal2 a second factor too (docs/two-factor.md)
+             * @enum {string}
+             */
+            aal: "aal1" | "aal2";
+            /**
+             * Format: uuid
+             * @description The same as identity.id
+             */
+            identity_id: string;
             /**
              * Format: date-time
              * @description Last whoami or verify, to within 5 minutes; null for sessions from before it was kept
@@ -1111,14 +1120,23 @@ export interface components {
         AccountSession: {
             /** Format: uuid */
             id: string;
-            /** Format: uuid */
-            identity_id: string;
-            /** @enum {string} */
-            authenticated_via: "password" | "link" | "passkey";
+            identity: components["schemas"]["Identity"];
             /** Format: date-time */
             issued_at: string;
             /** Format: date-time */
             expires_at: string;
+            /** @enum {string} */
+            authenticated_via: "password" | "link" | "passkey";
+            /**
+             * @description Assurance reached: aal1 one factor, aal2 a second factor too (docs/two-factor.md)
+             * @enum {string}
+             */
+            aal: "aal1" | "aal2";
+            /**
+             * Format: uuid
+             * @description The same as identity.id
+             */
+            identity_id: string;
             /**
              * Format: date-time
              * @description Last whoami or verify, to within 5 minutes; null for sessions from before it was kept
@@ -1147,9 +1165,11 @@ export interface components {
             session_id: string;
             /**
              * Format: date-time
-             * @description Until when a password can be set without the current one; null once that has passed
+             * @description Until when a password can be set without the current one; null once that has passed, or while step_up_required
              */
             recent_sign_in_until: string | null;
+            /** @description True for an aal1 session of an identity with a second factor or a passkey: credential changes need a sign-in with that factor first (403 forbidden until then) */
+            step_up_required: boolean;
         };
         /** @description The fields to change; a field left out keeps its value. A form’s empty avatar_url is none. */
         AccountProfileUpdate: {
