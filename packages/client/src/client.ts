@@ -3,7 +3,8 @@ import { TesseraError } from './errors.js';
 import { unwrap } from './call.js';
 import { loginPageUrl } from './login-url.js';
 import type { paths } from './generated/openapi.js';
-import { TOKEN_PREFIX, checkToken, isAcceptableToken } from './tokens.js';
+import { isAcceptableToken } from './tokens.js';
+import { headerValue, requireBaseUrl, requireServiceToken } from './options.js';
 import { createTransport, type TransportOptions } from './transport.js';
 import type {
   CompletedFlow,
@@ -144,19 +145,13 @@ const SESSION_COOKIE = 'service_session';
  */
 export function createTesseraClient(options: TesseraClientOptions): TesseraClient {
   const acceptLegacyTokens = options.acceptLegacyTokens === true;
-  const headers: Record<string, string> = { ...options.headers };
+  requireBaseUrl(options.baseUrl);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    headers[name] = headerValue(`headers.${name}`, value, name);
+  }
   if (options.serviceToken !== undefined) {
-    const check = checkToken('service', options.serviceToken);
-    if (check === 'malformed') {
-      throw new TypeError(`serviceToken is not a Tessera service token (${TOKEN_PREFIX.service}…)`);
-    }
-    if (check === 'legacy' && !acceptLegacyTokens) {
-      throw new TypeError(
-        'serviceToken fails its checksum: mistyped, or minted before tokens carried one ' +
-          '(then pass acceptLegacyTokens: true)',
-      );
-    }
-    headers.authorization = `Bearer ${options.serviceToken}`;
+    headers.authorization = `Bearer ${requireServiceToken(options.serviceToken, acceptLegacyTokens)}`;
   }
   const raw = createClient<paths, 'application/json'>({
     baseUrl: options.baseUrl,
@@ -165,7 +160,9 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
   });
 
   const proxyHeader = (o?: CallOptions) =>
-    o?.clientIp === undefined ? undefined : { 'x-service-client-ip': o.clientIp };
+    o?.clientIp === undefined
+      ? undefined
+      : { 'x-service-client-ip': headerValue('clientIp', o.clientIp) };
   const cookieHeader = (token: string) => ({ cookie: `${SESSION_COOKIE}=${token}` });
   const refuseOffline = (kind: 'session' | 'flow', value: string) => {
     if (isAcceptableToken(kind, value, { acceptLegacyTokens })) return;
@@ -204,7 +201,7 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
         raw.POST('/v1/register-and-authenticate', { body: registration, signal: o?.signal }),
         o?.signal,
       ),
-    authenticatePassword: (credentials, o) =>
+    authenticatePassword: async (credentials, o) =>
       unwrap(
         raw.POST('/v1/authenticate/password', {
           body: credentials,
@@ -280,7 +277,7 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
         o?.signal,
       );
     },
-    startLogin: (start) =>
+    startLogin: async (start) =>
       unwrap(
         raw.GET('/v1/login', {
           params: {

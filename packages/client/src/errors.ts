@@ -37,9 +37,34 @@ export function isTesseraError(value: unknown): value is TesseraError {
 }
 
 /**
- * The error for an answer outside 2xx. A body that is not the error model (a proxy's page,
- * say) is reported by status: 503/504 as `unavailable`/`timeout`, anything else as
- * `internal_error`, so `code` is always one of the documented codes.
+ * Every code of the document's `Error.error` enum. `satisfies` makes `npm run typecheck`
+ * fail, naming the code, when the enum and this list part.
+ */
+const ERROR_CODES = {
+  invalid_service_token: true,
+  missing_service_token: true,
+  invalid_credentials: true,
+  session_expired: true,
+  invalid_token: true,
+  identity_disabled: true,
+  forbidden: true,
+  not_found: true,
+  username_taken: true,
+  validation_error: true,
+  rate_limited: true,
+  unavailable: true,
+  timeout: true,
+  bad_request: true,
+  request_timeout: true,
+  internal_error: true,
+} as const satisfies Record<ErrorCode, true>;
+
+/**
+ * The error for an answer outside 2xx. A body that is not Tessera's error model (a proxy's
+ * page, or JSON such as a gateway's `{"error":"Service Unavailable"}` whose `error` is no
+ * documented code) is reported by its status: 503 as `unavailable`, 504 as `timeout`,
+ * anything else as `internal_error`, with the status kept. So `code` is always one of the
+ * documented codes.
  */
 export function errorFromAnswer(status: number, body: unknown): TesseraError {
   if (isErrorBody(body)) {
@@ -51,9 +76,12 @@ export function errorFromAnswer(status: number, body: unknown): TesseraError {
 }
 
 function isErrorBody(body: unknown): body is ErrorBody {
+  if (typeof body !== 'object' || body === null) return false;
+  const { error, message, retry_after: retryAfter } = body as Record<string, unknown>;
   return (
-    typeof body === 'object' &&
-    body !== null &&
-    typeof (body as { error?: unknown }).error === 'string'
+    typeof error === 'string' &&
+    Object.hasOwn(ERROR_CODES, error) &&
+    (message === undefined || typeof message === 'string') &&
+    (retryAfter === undefined || (typeof retryAfter === 'number' && retryAfter >= 0))
   );
 }

@@ -86,7 +86,11 @@ export function createSessionGuard(options: SessionGuardOptions): SessionGuard {
   const client = createTesseraClient(options);
   const mode = options.check ?? (options.serviceToken === undefined ? 'whoami' : 'verify');
   if (mode === 'verify' && options.serviceToken === undefined) {
-    throw new TypeError("check: 'verify' needs a serviceToken with the introspect grant");
+    throw new TesseraError(
+      'validation_error',
+      0,
+      "check: 'verify' needs a serviceToken with the introspect grant",
+    );
   }
   const cookieName = options.cookieName ?? 'service_session';
   const required = options.required ?? true;

@@ -15,7 +15,10 @@ export interface RetryOptions {
 }
 
 export interface TransportOptions {
-  /** Deadline of one attempt in ms, connection and answer included (default 10000). */
+  /**
+   * Deadline of one attempt in ms, from connecting to the last byte of the answer's body
+   * (default 10000). A custom `fetch` must honour the signal it is given.
+   */
   timeoutMs?: number;
   retry?: RetryOptions;
   /** The fetch to use (default: the global one). */
@@ -24,20 +27,60 @@ export interface TransportOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** Calls that create something or spend a sign-in attempt: repeated only when an answer says so. */
-const UNSAFE = [/\/v1\/register/, /\/v1\/authenticate\//, /\/v1\/flows\/[^/]+\/password$/];
+/**
+ * How a call may be repeated once an attempt may have reached the server and its answer
+ * was lost (no answer, a cut connection, a stalled body, a gateway's 503/504):
+ * - `repeat`: reads, and writes that set a state (repeating them lands in the same state);
+ * - `delete`: repeated, and a `not_found` after such an attempt means that attempt deleted it;
+ * - `once`: everything else: a registration, a sign-in, a flow submission, a link, an
+ *   account change. Repeating it could mint a second session or spend a one-time code
+ *   (a recovery code works once), so it is reported instead.
+ */
+export type Repeatability = 'repeat' | 'delete' | 'once';
+
+/** POSTs that only read or end something: repeating them changes nothing more. */
+const REPEATABLE_POSTS = [
+  /\/v1\/sessions\/(verify|revoke)$/,
+  /\/v1\/identities\/[^/]+\/revoke-sessions$/,
+  /\/v1\/logout$/,
+  /\/v1\/flows\/[^/]+\/passkey\/options$/,
+];
+
+export function repeatability(method: string, url: string): Repeatability {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+    case 'PUT':
+    case 'PATCH':
+      return 'repeat';
+    case 'DELETE':
+      return 'delete';
+    case 'POST': {
+      const path = new URL(url).pathname;
+      return REPEATABLE_POSTS.some((p) => p.test(path)) ? 'repeat' : 'once';
+    }
+    default:
+      return 'once';
+  }
+}
 
 /** Statuses whose error body may carry a retryable code. */
 const RETRY_STATUSES = new Set([429, 503, 504]);
+/** Statuses a Response may not be constructed with a body for. */
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * A fetch with a deadline per attempt and bounded retries on `rate_limited` (after its
- * `retry_after`), `unavailable` and `timeout`. Answered errors are retried for every call,
- * since the server answered them without acting. A call that got no answer (deadline,
- * broken connection) is retried only when repeating it cannot create or spend anything;
- * otherwise it is reported as `timeout`/`unavailable` with status 0.
+ * A fetch with a deadline per attempt and bounded retries. `rate_limited` (Tessera refused
+ * before acting) is retried for every call, after its `retry_after`. Everything where the
+ * call may have been acted on without the client learning the outcome (no answer within the
+ * deadline, a broken connection or body, `unavailable`/`timeout`, which a gateway also
+ * answers after the server got the request) is retried only as `repeatability` allows;
+ * otherwise it is reported (`timeout`/`unavailable`, status 0 when no complete answer came).
+ *
+ * Each attempt reads the whole body under its deadline, so a body that stalls is an attempt
+ * that timed out, not a call that hangs after the transport returned.
  */
 export function createTransport(options: TransportOptions = {}): typeof fetch {
   const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
@@ -53,42 +96,66 @@ export function createTransport(options: TransportOptions = {}): typeof fetch {
 
   return async function tesseraFetch(input, init) {
     const request = new Request(input, init);
-    const unsafe =
-      request.method === 'POST' && UNSAFE.some((p) => p.test(new URL(request.url).pathname));
+    const repeat = repeatability(request.method, request.url);
+    /** Whether an earlier attempt may have reached the server without its outcome arriving. */
+    let mayHaveActed = false;
     for (let attempt = 0; ; attempt += 1) {
       const last = attempt >= retries;
       const deadline = AbortSignal.timeout(timeoutMs);
       const signal = AbortSignal.any([request.signal, deadline]);
       let response: Response;
       try {
-        response = await fetchImpl(request.clone(), { signal });
+        response = await readWhole(await fetchImpl(request.clone(), { signal }));
       } catch (error) {
         if (request.signal.aborted) throw error;
         const code = deadline.aborted ? 'timeout' : 'unavailable';
-        if (last || unsafe) throw new TesseraError(code, 0, undefined, undefined, { cause: error });
+        if (last || repeat === 'once') {
+          throw new TesseraError(code, 0, undefined, undefined, { cause: error });
+        }
+        mayHaveActed = true;
         await sleep(backoff(attempt));
         continue;
       }
+      if (repeat === 'delete' && mayHaveActed && response.status === 404) {
+        // The earlier attempt deleted it: what the caller asked for is done.
+        if (errorFromAnswer(404, await bodyJson(response)).code === 'not_found') {
+          return new Response(null, { status: 204 });
+        }
+      }
       if (last || !RETRY_STATUSES.has(response.status)) return response;
-      const failure = errorFromAnswer(
-        response.status,
-        await response
-          .clone()
-          .json()
-          .catch(() => null),
-      );
+      const failure = errorFromAnswer(response.status, await bodyJson(response));
       let delay: number;
       if (failure.code === 'rate_limited') {
         const after = failure.retryAfter ?? 1;
         if (after > maxRetryAfterSeconds) return response;
         delay = after * 1000;
-      } else if (failure.code === 'unavailable' || failure.code === 'timeout') {
+      } else if (
+        (failure.code === 'unavailable' || failure.code === 'timeout') &&
+        repeat !== 'once'
+      ) {
+        mayHaveActed = true;
         delay = backoff(attempt);
       } else {
         return response;
       }
-      await response.body?.cancel();
       await sleep(delay);
     }
   };
+}
+
+/** The answer with its body read to the end (under the attempt's signal) and held in memory. */
+async function readWhole(response: Response): Promise<Response> {
+  const body = await response.arrayBuffer();
+  return new Response(NULL_BODY_STATUSES.has(response.status) ? null : body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}
+
+function bodyJson(response: Response): Promise<unknown> {
+  return response
+    .clone()
+    .json()
+    .catch(() => null);
 }

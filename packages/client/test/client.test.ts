@@ -229,10 +229,10 @@ describe('the client against a real Tessera process', () => {
       acceptLegacyTokens: true,
     });
     expect((await failure(lenient.verifySession(legacyToken('session')))).code).toBe('unavailable');
-    // A service token is checked when the client is made.
+    // A service token is checked when the client is made (options.test.ts has the rest).
     expect(() =>
       createTesseraClient({ baseUrl: tessera.url, serviceToken: 'tess_svc_nope' }),
-    ).toThrow(TypeError);
+    ).toThrow(TesseraError);
     expect(() =>
       createTesseraClient({ baseUrl: tessera.url, serviceToken: legacyToken('service') }),
     ).toThrow(/acceptLegacyTokens/);

@@ -105,6 +105,30 @@ describe('the client transport: retries, deadlines, connection reuse', () => {
     ).toMatchObject({ code: 'internal_error', status: 502 });
   });
 
+  it('maps a JSON error body outside the error model to a documented code by its status', async () => {
+    for (const [answer, code] of [
+      [{ status: 503, body: { error: 'Service Unavailable' } }, 'unavailable'],
+      [{ status: 504, body: { error: 'Gateway Timeout' } }, 'timeout'],
+      [{ status: 502, body: { error: 'Bad Gateway' } }, 'internal_error'],
+      [{ status: 429, body: { error: 'rate_limited', retry_after: 'soon' } }, 'internal_error'],
+      [{ status: 404, body: { error: 'not_found', message: 42 } }, 'internal_error'],
+      [{ status: 500, body: { error: ['internal_error'] } }, 'internal_error'],
+    ] as const) {
+      script = [answer];
+      const error = await client(0)
+        .readyz()
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TesseraError);
+      expect(error).toMatchObject({ code, status: answer.status, detail: undefined });
+    }
+  });
+
+  it('retries a gateway’s 503 page for a read, as unavailable', async () => {
+    script = [{ status: 503, body: { error: 'Service Unavailable' } }, { status: 200 }];
+    expect(await client().readyz()).toEqual({});
+    expect(attempts).toHaveLength(2);
+  });
+
   it('ends an attempt at its deadline as timeout, and retries it when repeating is safe', async () => {
     script = ['hang', 'hang', 'hang'];
     const error = await client(2, 100)
