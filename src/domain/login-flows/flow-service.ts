@@ -4,7 +4,12 @@ import { TOKEN_FORMAT, newToken, randomSecret, secretsEqual } from '../../lib/to
 import { DomainError, notFound } from '../errors.js';
 import { consumeRateLimit, consumeRateLimits } from '../rate-limit/rate-limiter.js';
 import type { MintedSession, SessionDevice } from '../sessions/session.js';
-import { type CompleteSignInDeps, completeSignIn } from '../sign-in/complete-sign-in.js';
+import type { IdentityRecord } from '../identities/identity.js';
+import {
+  type CompleteSignInDeps,
+  type SignedInBy,
+  completeSignIn,
+} from '../sign-in/complete-sign-in.js';
 import type {
   CredentialFailure,
   SignInContext,
@@ -15,7 +20,7 @@ import type { SignInMethodId } from '../sign-in/methods.js';
 import type { Store } from '../store.js';
 import type { LegacyTokens } from '../tokens/legacy-tokens.js';
 import { addressKey } from './address-key.js';
-import { type FlowErrorRecord, type FlowRecord, isFlowOpen } from './flow.js';
+import { type FlowErrorRecord, type FlowRecord, type FlowState, isFlowOpen } from './flow.js';
 import { resolveReturnTo } from './return-to.js';
 
 export interface FlowSettings {
@@ -189,12 +194,44 @@ export async function recordFailure(
 }
 
 /**
- * `POST /v1/flows/{id}/<method>` in docs/api.md section 4's order: flow, CSRF, the method's fields, the
- * per-address limit and the method's own limits (counted in one write, in that order),
- * then the method's credentials, completion and session. The same for every method: none is named here. The credentials are checked
- * before the flow is touched, and completion is one conditional UPDATE: of any number of
- * correct submissions racing on one flow (in any number of processes) exactly one
- * completes it, and only that one mints.
+ * The end of every flow sign-in, first step or second: claims the flow (`from` to
+ * `completed`, one conditional UPDATE) and mints, in one transaction. Of any number of
+ * right submissions racing on one flow (in any number of processes) the claim lets one
+ * through; the others get `invalid_token`, as for a completed flow, and are no failed
+ * attempt (their credentials were right), and nothing of theirs is spent: a code or a
+ * challenge is used up in the same transaction, after the claim (`by.redeem`). A credential
+ * that no longer holds there (a password changed since it verified, a code used meanwhile
+ * by another sign-in) rolls the claim back and is recorded like a wrong one.
+ */
+export async function completeFlowSignIn(
+  deps: FlowDeps,
+  flow: FlowRecord,
+  from: FlowState,
+  identity: IdentityRecord,
+  by: SignedInBy,
+  device: SessionDevice,
+): Promise<MintedSession> {
+  try {
+    return await deps.store.transaction(async (tx) => {
+      if (!(await tx.completeFlow(flow.id, deps.clock.now(), from))) {
+        throw new DomainError('invalid_token');
+      }
+      return await completeSignIn(deps, tx, identity, by, null, device);
+    });
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'invalid_credentials') {
+      await recordFailure(deps, flow.id, error.code);
+    }
+    throw error;
+  }
+}
+
+/**
+ * `POST /v1/flows/{id}/<method>` in docs/api.md section 4's order: flow, CSRF, the method's
+ * fields, the per-address limit and the method's own limits (counted in one write, in that
+ * order), then the method's credentials, completion and session. The same for every method:
+ * none is named here. The credentials are checked before the flow is touched; completion is
+ * `completeFlowSignIn`, where exactly one of racing right submissions mints.
  *
  * A first factor that gives `aal1` to an identity with a second factor mints nothing: the
  * flow moves to `second_factor_required` (remembering the identity and the method) and
@@ -225,6 +262,7 @@ export async function submitToFlow<Input, Deps>(
   }
 
   const { identity } = outcome;
+  const redeem = outcome.redeem ? [outcome.redeem] : [];
   const secondFactor = method.assurance === 'aal1' ? await deps.secondFactorsOf(identity.id) : [];
   if (secondFactor.length > 0) {
     const now = deps.clock.now();
@@ -240,12 +278,8 @@ export async function submitToFlow<Input, Deps>(
     return { completed: false, flow: waiting, secondFactor };
   }
 
-  const minted = await deps.store.transaction(async (tx) => {
-    if (!(await tx.completeFlow(flow.id, deps.clock.now()))) {
-      throw new DomainError('invalid_token');
-    }
-    return completeSignIn(deps, tx, identity, method, null, input.device);
-  });
+  const by = { id: method.id, assurance: method.assurance, redeem };
+  const minted = await completeFlowSignIn(deps, flow, 'created', identity, by, input.device);
   input.notes.sessionId = minted.session.id;
   return { completed: true, returnTo: flow.return_to, minted };
 }
