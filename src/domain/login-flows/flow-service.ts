@@ -181,16 +181,33 @@ export type FlowSubmitResult =
 /**
  * Counting comes first: its UPDATE takes the flow's row lock, so of failures racing past the
  * cap only those that were counted leave an error row, and a closed flow's list stops growing.
+ * Returns whether the failure was counted: false when the flow was closed meanwhile.
  */
 export async function recordFailure(
   deps: FlowDeps,
   flowId: string,
   code: CredentialFailure,
-): Promise<void> {
-  await deps.store.transaction(async (tx) => {
-    if (!(await tx.countFailedAttempt(flowId, deps.flows.maxAttempts))) return;
+): Promise<boolean> {
+  return deps.store.transaction(async (tx) => {
+    if (!(await tx.countFailedAttempt(flowId, deps.flows.maxAttempts))) return false;
     await tx.recordFlowError({ flow_id: flowId, at: deps.clock.now(), error: code });
+    return true;
   });
+}
+
+/**
+ * A credential failure on a flow: recorded (and counted to the cap), then thrown. A flow
+ * that a racing submission completed or closed meanwhile counts nothing and answers
+ * `invalid_token`, as it would have had the submission come a moment later: a right code
+ * read just after the winner used it is a lost race, not a wrong answer.
+ */
+export async function refuseOnFlow(
+  deps: FlowDeps,
+  flowId: string,
+  code: CredentialFailure,
+): Promise<never> {
+  const counted = await recordFailure(deps, flowId, code);
+  throw new DomainError(counted ? code : 'invalid_token');
 }
 
 /**
@@ -220,7 +237,7 @@ export async function completeFlowSignIn(
     });
   } catch (error) {
     if (error instanceof DomainError && error.code === 'invalid_credentials') {
-      await recordFailure(deps, flow.id, error.code);
+      await refuseOnFlow(deps, flow.id, error.code);
     }
     throw error;
   }
@@ -256,10 +273,7 @@ export async function submitToFlow<Input, Deps>(
     input.notes,
     contextOf(flow, input.page ?? NO_PAGE),
   );
-  if ('failure' in outcome) {
-    await recordFailure(deps, flow.id, outcome.failure);
-    throw new DomainError(outcome.failure);
-  }
+  if ('failure' in outcome) return refuseOnFlow(deps, flow.id, outcome.failure);
 
   const { identity } = outcome;
   const redeem = outcome.redeem ? [outcome.redeem] : [];

@@ -16,7 +16,7 @@ import {
   type FlowSubmission,
   completeFlowSignIn,
   findFlow,
-  recordFailure,
+  refuseOnFlow,
 } from './flow-service.js';
 
 export interface SecondFactorStepDeps extends FlowDeps, SecondFactorLimitDeps {
@@ -63,10 +63,7 @@ export async function submitSecondFactor<Input, Deps>(
     identity.state === 'active'
       ? await method.verify(deps, identity, submitted)
       : ({ failure: 'identity_disabled' } as const);
-  if ('failure' in outcome) {
-    await recordFailure(deps, flow.id, outcome.failure);
-    throw new DomainError(outcome.failure);
-  }
+  if ('failure' in outcome) return refuseOnFlow(deps, flow.id, outcome.failure);
 
   // Written by awaitSecondFactor from the first factor's own id.
   const firstMethod = flow.first_method as SignInMethodId;
