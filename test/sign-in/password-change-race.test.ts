@@ -8,6 +8,7 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { type GatedHasher, gatedHasher } from '../helpers/gated-hasher.js';
 import { FIXTURE_FORMATS } from '../helpers/hash-fixtures.js';
 import { LOOSE_SIGN_IN_LIMITS, PASSWORD, flowRow, startFlow, submit } from '../flows/helpers.js';
+import { enrolledIdentity, passwordStep, secondStep, totpCode } from '../second-factor/helpers.js';
 
 /** Passes the password policy. */
 const NEW_PASSWORD = 'violet kettle drums sideways 42';
@@ -146,6 +147,36 @@ describeEachDatabase('a password change against sign-ins in flight', (kind) => {
       (entry) => entry.target_identity === user.id && entry.action === 'password_rehash',
     );
     expect(rehashes).toEqual([]);
+  });
+
+  it('a flow waiting for the second factor is closed by the change: the right code mints nothing', async () => {
+    const { username, identity, secret } = await enrolledIdentity(t, uniqueName('tf'));
+    const { flow, res } = await passwordStep(t, username);
+    expect(res.statusCode, res.body).toBe(403);
+    expect((await setPassword(identity)).statusCode).toBe(204);
+
+    const code = await totpCode(secret, t.clock.now());
+    expectError(await secondStep(t, flow, 'totp', code), 401, 'invalid_token');
+    expect(await flowRow(t, flow.id)).toMatchObject({ state: 'failed' });
+    // The change revoked the enrolment's session; the code added none.
+    expect(await liveSessions(identity)).toEqual([]);
+  });
+
+  it('a change between the password step’s verification and the flow waiting: it never waits', async () => {
+    const { username, identity } = await enrolledIdentity(t, uniqueName('tf'));
+    const flow = await startFlow(t);
+    gate.hold(1);
+    const inFlight = submit(t, flow.id, {
+      username,
+      password: PASSWORD,
+      csrf_token: flow.csrf_token,
+    });
+    await gate.held();
+    expect((await setPassword(identity)).statusCode).toBe(204);
+    gate.release();
+
+    expectError(await inFlight, 401, 'invalid_credentials');
+    expect(await flowRow(t, flow.id)).toMatchObject({ state: 'created', failed_attempts: 1 });
   });
 
   it('unpinned: sign-ins and a change sent together leave no session of the old password live', async () => {

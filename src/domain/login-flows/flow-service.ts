@@ -9,6 +9,7 @@ import {
   type CompleteSignInDeps,
   type SignedInBy,
   completeSignIn,
+  redeemAll,
 } from '../sign-in/complete-sign-in.js';
 import type {
   CredentialFailure,
@@ -220,7 +221,7 @@ export async function refuseOnFlow(
  * that no longer holds there (a password changed since it verified, a code used meanwhile
  * by another sign-in) rolls the claim back and is recorded like a wrong one.
  */
-export async function completeFlowSignIn(
+export function completeFlowSignIn(
   deps: FlowDeps,
   flow: FlowRecord,
   from: FlowState,
@@ -228,16 +229,28 @@ export async function completeFlowSignIn(
   by: SignedInBy,
   device: SessionDevice,
 ): Promise<MintedSession> {
+  return refusingOnFlow(deps, flow.id, (tx) =>
+    tx.completeFlow(flow.id, deps.clock.now(), from).then((claimed) => {
+      if (!claimed) throw new DomainError('invalid_token');
+      return completeSignIn(deps, tx, identity, by, null, device);
+    }),
+  );
+}
+
+/**
+ * `work` in one transaction; a redemption that fails there (`invalid_credentials`) is then
+ * recorded on the flow like a wrong credential (`refuseOnFlow`).
+ */
+async function refusingOnFlow<T>(
+  deps: FlowDeps,
+  flowId: string,
+  work: (tx: Store) => Promise<T>,
+): Promise<T> {
   try {
-    return await deps.store.transaction(async (tx) => {
-      if (!(await tx.completeFlow(flow.id, deps.clock.now(), from))) {
-        throw new DomainError('invalid_token');
-      }
-      return await completeSignIn(deps, tx, identity, by, null, device);
-    });
+    return await deps.store.transaction(work);
   } catch (error) {
     if (error instanceof DomainError && error.code === 'invalid_credentials') {
-      await refuseOnFlow(deps, flow.id, error.code);
+      await refuseOnFlow(deps, flowId, error.code);
     }
     throw error;
   }
@@ -279,10 +292,14 @@ export async function submitToFlow<Input, Deps>(
   const redeem = outcome.redeem ? [outcome.redeem] : [];
   const secondFactor = method.assurance === 'aal1' ? await deps.secondFactorsOf(identity.id) : [];
   if (secondFactor.length > 0) {
-    const now = deps.clock.now();
-    if (!(await deps.store.awaitSecondFactor(flow.id, now, identity.id, method.id))) {
-      throw new DomainError('invalid_token');
-    }
+    // The flow waits only if the first factor still holds (a password not changed since it
+    // verified); a change made later closes the waiting flow (set-password.ts).
+    await refusingOnFlow(deps, flow.id, async (tx) => {
+      await redeemAll(tx, redeem);
+      if (!(await tx.awaitSecondFactor(flow.id, deps.clock.now(), identity.id, method.id))) {
+        throw new DomainError('invalid_token');
+      }
+    });
     const waiting: FlowRecord = {
       ...flow,
       state: 'second_factor_required',

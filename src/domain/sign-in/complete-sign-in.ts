@@ -32,6 +32,16 @@ export interface SignInAudit {
 }
 
 /**
+ * Runs the redemptions inside `tx` (method.ts `Redemption`): one that no longer holds fails
+ * the sign-in as `invalid_credentials`, and so rolls back whatever `tx` wrote.
+ */
+export async function redeemAll(tx: Store, redeem: readonly Redemption[] = []): Promise<void> {
+  for (const redemption of redeem) {
+    if (!(await redemption(tx))) throw new DomainError('invalid_credentials');
+  }
+}
+
+/**
  * The one way a session comes to exist: every sign-in, whatever its method, ends here,
  * inside the caller's transaction, so the session commits with whatever else the sign-in
  * wrote (a completed flow, a new identity and its link) or not at all.
@@ -56,9 +66,7 @@ export async function completeSignIn(
   audit: SignInAudit | null,
   device: SessionDevice,
 ): Promise<MintedSession> {
-  for (const redeem of by.redeem ?? []) {
-    if (!(await redeem(tx))) throw new DomainError('invalid_credentials');
-  }
+  await redeemAll(tx, by.redeem);
   const minted = await mintSession(deps, tx, identity, by, device);
   if (audit) {
     await deps.audit.write(tx, audit.actor, {
