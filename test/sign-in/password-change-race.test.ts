@@ -4,7 +4,8 @@ import { registerIdentity } from '../../src/domain/identities/identity-service.j
 import type { Identity } from '../../src/domain/identities/identity.js';
 import { type TestApp, createTestApp, testHasher } from '../helpers/app.js';
 import { auditEntries, auditSince, expectError, uniqueName } from '../helpers/core.js';
-import { describeEachDatabase } from '../helpers/databases.js';
+import { runCli } from '../helpers/cli.js';
+import { describeEachDatabase, postgresUrl } from '../helpers/databases.js';
 import { type GatedHasher, gatedHasher } from '../helpers/gated-hasher.js';
 import { FIXTURE_FORMATS } from '../helpers/hash-fixtures.js';
 import { LOOSE_SIGN_IN_LIMITS, PASSWORD, flowRow, startFlow, submit } from '../flows/helpers.js';
@@ -127,6 +128,38 @@ describeEachDatabase('a password change against sign-ins in flight', (kind) => {
     expectAllRefused(await inFlight);
     expect((await liveSessions(user)).map((s) => s.id)).toEqual([own.json().session.id]);
   });
+
+  it(
+    'the CLI’s identity set-password, from another process: none mints',
+    { timeout: 60_000 },
+    async () => {
+      const user = await newUser();
+      const { requests } = await signInsOf(user);
+      gate.hold(4);
+      const inFlight = Promise.all(requests());
+      await gate.held();
+      const separator = postgresUrl.includes('?') ? '&' : '?';
+      const databaseUrl =
+        kind === 'sqlite'
+          ? t.db.file!
+          : `${postgresUrl}${separator}options=-c%20search_path%3D${t.db.schema!}`;
+      const cli = await runCli(
+        ['identity', 'set-password', user.username, '--password-stdin'],
+        {
+          SERVICE_DATABASE_URL: databaseUrl,
+          SERVICE_PASSWORD_PEPPER: 'test-pepper',
+          SERVICE_ENCRYPTION_KEY: 'test-encryption-key',
+          SERVICE_LOG_LEVEL: 'silent',
+        },
+        `${NEW_PASSWORD}\n`,
+      );
+      expect(cli.code, cli.stderr).toBe(0);
+      gate.release();
+
+      expectAllRefused(await inFlight);
+      expect(await liveSessions(user)).toEqual([]);
+    },
+  );
 
   it('a rehash in flight (an imported hash) neither mints nor overwrites the newer password', async () => {
     const user = await newUser();
