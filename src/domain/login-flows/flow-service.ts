@@ -184,7 +184,7 @@ export type FlowSubmitResult =
  * cap only those that were counted leave an error row, and a closed flow's list stops growing.
  * Returns whether the failure was counted: false when the flow was closed meanwhile.
  */
-export async function recordFailure(
+async function recordFailure(
   deps: FlowDeps,
   flowId: string,
   code: CredentialFailure,
@@ -229,12 +229,12 @@ export function completeFlowSignIn(
   by: SignedInBy,
   device: SessionDevice,
 ): Promise<MintedSession> {
-  return refusingOnFlow(deps, flow.id, (tx) =>
-    tx.completeFlow(flow.id, deps.clock.now(), from).then((claimed) => {
-      if (!claimed) throw new DomainError('invalid_token');
-      return completeSignIn(deps, tx, identity, by, null, device);
-    }),
-  );
+  return refusingOnFlow(deps, flow.id, async (tx) => {
+    if (!(await tx.completeFlow(flow.id, deps.clock.now(), from))) {
+      throw new DomainError('invalid_token');
+    }
+    return completeSignIn(deps, tx, identity, by, null, device);
+  });
 }
 
 /**

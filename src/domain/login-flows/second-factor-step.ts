@@ -29,8 +29,9 @@ export interface SecondFactorStepDeps extends FlowDeps, SecondFactorLimitDeps {
  * A wrong code is recorded on the flow and counts to the same attempt cap as a wrong
  * password. Completion is the same claim (`completeFlowSignIn`), from
  * `second_factor_required`, which spends the code only for the submission that claimed
- * the flow: racing right answers mint one session and count no failure. The session says how the user signed in first (`authenticated_via`) and that a second
- * factor followed (`aal2`). Names no method: the method is handed in.
+ * the flow: racing right answers mint one session and count no failure. The session says
+ * how the user signed in first (`authenticated_via`) and that a second factor followed
+ * (`aal2`). Names no method: the method is handed in.
  */
 export async function submitSecondFactor<Input, Deps>(
   deps: SecondFactorStepDeps & Deps,
