@@ -1,6 +1,6 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { Logger } from 'pino';
-import { type App, buildApp } from '../../src/app.js';
+import { type App, type AppOverrides, buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
 import { createArgon2Hasher } from '../../src/adapters/argon2-hasher.js';
@@ -65,12 +65,16 @@ export function bearerCall(app: FastifyInstance): AppShortcuts['call'] {
     });
 }
 
-/** A whole Tessera on a fresh database: real storage, real HTTP handling via inject. */
+/**
+ * A whole Tessera on a fresh database: real storage, real HTTP handling via inject.
+ * `overrides.hasher` replaces the test hasher (a wrapper around it, say).
+ */
 export async function createTestApp(
   kind: DatabaseKind,
   env: Record<string, string> = {},
   existing?: TestDatabase,
   logger?: Logger,
+  overrides: Pick<AppOverrides, 'hasher'> = {},
 ): Promise<TestApp> {
   const db = existing ?? (await createTestDatabase(kind));
   const config = testConfig(db.databaseUrl, env);
@@ -80,7 +84,12 @@ export async function createTestApp(
   const declared = new DeclaredResponses();
   const built = await buildApp(
     config,
-    { store, clock, hasher: await testHasher(), instrument: declared.install },
+    {
+      store,
+      clock,
+      hasher: overrides.hasher ?? (await testHasher()),
+      instrument: declared.install,
+    },
     logger,
   );
   let counter = 0;

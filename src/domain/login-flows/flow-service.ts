@@ -4,7 +4,13 @@ import { TOKEN_FORMAT, newToken, randomSecret, secretsEqual } from '../../lib/to
 import { DomainError, notFound } from '../errors.js';
 import { consumeRateLimit, consumeRateLimits } from '../rate-limit/rate-limiter.js';
 import type { MintedSession, SessionDevice } from '../sessions/session.js';
-import { type CompleteSignInDeps, completeSignIn } from '../sign-in/complete-sign-in.js';
+import type { IdentityRecord } from '../identities/identity.js';
+import {
+  type CompleteSignInDeps,
+  type SignedInBy,
+  completeSignIn,
+  redeemAll,
+} from '../sign-in/complete-sign-in.js';
 import type {
   CredentialFailure,
   SignInContext,
@@ -15,7 +21,7 @@ import type { SignInMethodId } from '../sign-in/methods.js';
 import type { Store } from '../store.js';
 import type { LegacyTokens } from '../tokens/legacy-tokens.js';
 import { addressKey } from './address-key.js';
-import { type FlowErrorRecord, type FlowRecord, isFlowOpen } from './flow.js';
+import { type FlowErrorRecord, type FlowRecord, type FlowState, isFlowOpen } from './flow.js';
 import { resolveReturnTo } from './return-to.js';
 
 export interface FlowSettings {
@@ -176,25 +182,86 @@ export type FlowSubmitResult =
 /**
  * Counting comes first: its UPDATE takes the flow's row lock, so of failures racing past the
  * cap only those that were counted leave an error row, and a closed flow's list stops growing.
+ * Returns whether the failure was counted: false when the flow was closed meanwhile.
  */
-export async function recordFailure(
+async function recordFailure(
   deps: FlowDeps,
   flowId: string,
   code: CredentialFailure,
-): Promise<void> {
-  await deps.store.transaction(async (tx) => {
-    if (!(await tx.countFailedAttempt(flowId, deps.flows.maxAttempts))) return;
+): Promise<boolean> {
+  return deps.store.transaction(async (tx) => {
+    if (!(await tx.countFailedAttempt(flowId, deps.flows.maxAttempts))) return false;
     await tx.recordFlowError({ flow_id: flowId, at: deps.clock.now(), error: code });
+    return true;
   });
 }
 
 /**
- * `POST /v1/flows/{id}/<method>` in docs/api.md section 4's order: flow, CSRF, the method's fields, the
- * per-address limit and the method's own limits (counted in one write, in that order),
- * then the method's credentials, completion and session. The same for every method: none is named here. The credentials are checked
- * before the flow is touched, and completion is one conditional UPDATE: of any number of
- * correct submissions racing on one flow (in any number of processes) exactly one
- * completes it, and only that one mints.
+ * A credential failure on a flow: recorded (and counted to the cap), then thrown. A flow
+ * that a racing submission completed or closed meanwhile counts nothing and answers
+ * `invalid_token`, as it would have had the submission come a moment later: a right code
+ * read just after the winner used it is a lost race, not a wrong answer.
+ */
+export async function refuseOnFlow(
+  deps: FlowDeps,
+  flowId: string,
+  code: CredentialFailure,
+): Promise<never> {
+  const counted = await recordFailure(deps, flowId, code);
+  throw new DomainError(counted ? code : 'invalid_token');
+}
+
+/**
+ * The end of every flow sign-in, first step or second: claims the flow (`from` to
+ * `completed`, one conditional UPDATE) and mints, in one transaction. Of any number of
+ * right submissions racing on one flow (in any number of processes) the claim lets one
+ * through; the others get `invalid_token`, as for a completed flow, and are no failed
+ * attempt (their credentials were right), and nothing of theirs is spent: a code or a
+ * challenge is used up in the same transaction, after the claim (`by.redeem`). A credential
+ * that no longer holds there (a password changed since it verified, a code used meanwhile
+ * by another sign-in) rolls the claim back and is recorded like a wrong one.
+ */
+export function completeFlowSignIn(
+  deps: FlowDeps,
+  flow: FlowRecord,
+  from: FlowState,
+  identity: IdentityRecord,
+  by: SignedInBy,
+  device: SessionDevice,
+): Promise<MintedSession> {
+  return refusingOnFlow(deps, flow.id, async (tx) => {
+    if (!(await tx.completeFlow(flow.id, deps.clock.now(), from))) {
+      throw new DomainError('invalid_token');
+    }
+    return completeSignIn(deps, tx, identity, by, null, device);
+  });
+}
+
+/**
+ * `work` in one transaction; a redemption that fails there (`invalid_credentials`) is then
+ * recorded on the flow like a wrong credential (`refuseOnFlow`).
+ */
+async function refusingOnFlow<T>(
+  deps: FlowDeps,
+  flowId: string,
+  work: (tx: Store) => Promise<T>,
+): Promise<T> {
+  try {
+    return await deps.store.transaction(work);
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'invalid_credentials') {
+      await refuseOnFlow(deps, flowId, error.code);
+    }
+    throw error;
+  }
+}
+
+/**
+ * `POST /v1/flows/{id}/<method>` in docs/api.md section 4's order: flow, CSRF, the method's
+ * fields, the per-address limit and the method's own limits (counted in one write, in that
+ * order), then the method's credentials, completion and session. The same for every method:
+ * none is named here. The credentials are checked before the flow is touched; completion is
+ * `completeFlowSignIn`, where exactly one of racing right submissions mints.
  *
  * A first factor that gives `aal1` to an identity with a second factor mints nothing: the
  * flow moves to `second_factor_required` (remembering the identity and the method) and
@@ -219,18 +286,20 @@ export async function submitToFlow<Input, Deps>(
     input.notes,
     contextOf(flow, input.page ?? NO_PAGE),
   );
-  if ('failure' in outcome) {
-    await recordFailure(deps, flow.id, outcome.failure);
-    throw new DomainError(outcome.failure);
-  }
+  if ('failure' in outcome) return refuseOnFlow(deps, flow.id, outcome.failure);
 
   const { identity } = outcome;
+  const redeem = outcome.redeem ? [outcome.redeem] : [];
   const secondFactor = method.assurance === 'aal1' ? await deps.secondFactorsOf(identity.id) : [];
   if (secondFactor.length > 0) {
-    const now = deps.clock.now();
-    if (!(await deps.store.awaitSecondFactor(flow.id, now, identity.id, method.id))) {
-      throw new DomainError('invalid_token');
-    }
+    // The flow waits only if the first factor still holds (a password not changed since it
+    // verified); a change made later closes the waiting flow (set-password.ts).
+    await refusingOnFlow(deps, flow.id, async (tx) => {
+      await redeemAll(tx, redeem);
+      if (!(await tx.awaitSecondFactor(flow.id, deps.clock.now(), identity.id, method.id))) {
+        throw new DomainError('invalid_token');
+      }
+    });
     const waiting: FlowRecord = {
       ...flow,
       state: 'second_factor_required',
@@ -240,12 +309,8 @@ export async function submitToFlow<Input, Deps>(
     return { completed: false, flow: waiting, secondFactor };
   }
 
-  const minted = await deps.store.transaction(async (tx) => {
-    if (!(await tx.completeFlow(flow.id, deps.clock.now()))) {
-      throw new DomainError('invalid_token');
-    }
-    return completeSignIn(deps, tx, identity, method, null, input.device);
-  });
+  const by = { id: method.id, assurance: method.assurance, redeem };
+  const minted = await completeFlowSignIn(deps, flow, 'created', identity, by, input.device);
   input.notes.sessionId = minted.session.id;
   return { completed: true, returnTo: flow.return_to, minted };
 }

@@ -22,6 +22,11 @@ export interface FlowStore {
     identityId: string,
     firstMethod: string,
   ): Promise<boolean>;
+  /**
+   * Closes (state `failed`) every flow waiting for the identity's second factor: its first
+   * factor no longer holds (a new password). Returns how many.
+   */
+  closeWaitingFlows(identityId: string): Promise<number>;
   /** Records a failure; a flow that no longer exists records nothing. */
   recordFlowError(record: FlowErrorRecord): Promise<void>;
   /**

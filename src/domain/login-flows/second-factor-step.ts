@@ -1,7 +1,6 @@
 import { secretsEqual } from '../../lib/tokens.js';
 import { DomainError } from '../errors.js';
 import { consumeRateLimit } from '../rate-limit/rate-limiter.js';
-import { completeSignIn } from '../sign-in/complete-sign-in.js';
 import type { SignInMethodId } from '../sign-in/methods.js';
 import {
   type SecondFactorLimitDeps,
@@ -15,8 +14,9 @@ import {
   type CompletedFlow,
   type FlowDeps,
   type FlowSubmission,
+  completeFlowSignIn,
   findFlow,
-  recordFailure,
+  refuseOnFlow,
 } from './flow-service.js';
 
 export interface SecondFactorStepDeps extends FlowDeps, SecondFactorLimitDeps {
@@ -27,9 +27,11 @@ export interface SecondFactorStepDeps extends FlowDeps, SecondFactorLimitDeps {
  * `POST /v1/flows/{id}/<second factor>`: the flow's second step, in the order of the first
  * (flow, CSRF, fields, per-address limit) plus the per-identity limit of second factors.
  * A wrong code is recorded on the flow and counts to the same attempt cap as a wrong
- * password. Completion is the same conditional UPDATE, from `second_factor_required`, and
- * the session says how the user signed in first (`authenticated_via`) and that a second
- * factor followed (`aal2`). Names no method: the method is handed in.
+ * password. Completion is the same claim (`completeFlowSignIn`), from
+ * `second_factor_required`, which spends the code only for the submission that claimed
+ * the flow: racing right answers mint one session and count no failure. The session says
+ * how the user signed in first (`authenticated_via`) and that a second factor followed
+ * (`aal2`). Names no method: the method is handed in.
  */
 export async function submitSecondFactor<Input, Deps>(
   deps: SecondFactorStepDeps & Deps,
@@ -62,26 +64,19 @@ export async function submitSecondFactor<Input, Deps>(
     identity.state === 'active'
       ? await method.verify(deps, identity, submitted)
       : ({ failure: 'identity_disabled' } as const);
-  if ('failure' in outcome) {
-    await recordFailure(deps, flow.id, outcome.failure);
-    throw new DomainError(outcome.failure);
-  }
+  if ('failure' in outcome) return refuseOnFlow(deps, flow.id, outcome.failure);
 
   // Written by awaitSecondFactor from the first factor's own id.
   const firstMethod = flow.first_method as SignInMethodId;
-  const minted = await deps.store.transaction(async (tx) => {
-    if (!(await tx.completeFlow(flow.id, deps.clock.now(), 'second_factor_required'))) {
-      throw new DomainError('invalid_token');
-    }
-    return completeSignIn(
-      deps,
-      tx,
-      identity,
-      { id: firstMethod, assurance: 'aal2' },
-      null,
-      input.device,
-    );
-  });
+  const by = { id: firstMethod, assurance: 'aal2', redeem: [outcome.redeem] } as const;
+  const minted = await completeFlowSignIn(
+    deps,
+    flow,
+    'second_factor_required',
+    identity,
+    by,
+    input.device,
+  );
   input.notes.sessionId = minted.session.id;
   return { returnTo: flow.return_to, minted };
 }

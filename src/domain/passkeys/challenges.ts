@@ -33,6 +33,33 @@ export async function takeChallenge(
   return (challenge) => secretsEqual(taken.challenge_hash, hashToken(challenge));
 }
 
+/**
+ * A sign-in's view of the flow's live challenge, left in place: `matches` is the check the
+ * library runs against the response's challenge, and `take` (for the minting transaction)
+ * removes it, true only if it was still this very challenge. So of racing submissions only
+ * the one that mints uses it, and one that loses its flow to another spends nothing.
+ * Null when the binding has none: never issued, used already, or expired.
+ */
+export async function peekChallenge(
+  store: Pick<Store, 'findWebAuthnChallenge'>,
+  binding: ChallengeBinding,
+  now: number,
+): Promise<{
+  matches: (challenge: string) => boolean;
+  take: (tx: Pick<Store, 'takeWebAuthnChallenge'>) => Promise<boolean>;
+} | null> {
+  const key = bindingKey(binding);
+  const found = await store.findWebAuthnChallenge(key, now);
+  if (!found) return null;
+  return {
+    matches: (challenge) => secretsEqual(found.challenge_hash, hashToken(challenge)),
+    async take(tx) {
+      const taken = await tx.takeWebAuthnChallenge(key, now);
+      return taken !== undefined && taken.challenge_hash === found.challenge_hash;
+    },
+  };
+}
+
 /** The WebAuthn user handle of an identity: its id's bytes, nothing personal. */
 export function userHandleOf(identityId: string): Uint8Array {
   return new TextEncoder().encode(identityId);

@@ -29,5 +29,7 @@ export interface PasskeyStore {
    * one statement, so two submissions racing for one challenge cannot both have it.
    */
   takeWebAuthnChallenge(binding: string, now: number): Promise<WebAuthnChallengeRecord | undefined>;
+  /** The binding's challenge while it is live, left in place (a sign-in takes it as it mints). */
+  findWebAuthnChallenge(binding: string, now: number): Promise<WebAuthnChallengeRecord | undefined>;
   deleteExpiredWebAuthnChallenges(now: number): Promise<number>;
 }

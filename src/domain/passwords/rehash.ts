@@ -32,27 +32,32 @@ function staleness(hasher: PasswordHasher, stored: string): Record<string, unkno
 }
 
 /**
- * After a password verified against a stale hash (see `staleness`): store Tessera's own
+ * After a password verified against `stored`, a stale hash (see `staleness`): store Tessera's own
  * argon2id with the current pepper instead, audited as a credential change. The swap only
  * happens if the stored hash is still the one that verified, so a password set meanwhile
  * is never overwritten with the older one.
+ *
+ * Returns the hash that now stands for this password: the fresh one once swapped, else the
+ * one that verified. The sign-in's mint checks the identity still has it (verified-hash.ts),
+ * so a password set meanwhile fails the sign-in either way.
  */
 export async function replaceStaleHash(
   deps: RehashDeps,
-  identity: IdentityRecord,
+  identity: Pick<IdentityRecord, 'id'>,
+  stored: string,
   password: string,
-): Promise<void> {
-  const stored = identity.password_hash;
-  const details = stored === null ? null : staleness(deps.hasher, stored);
-  if (stored === null || details === null) return;
+): Promise<string> {
+  const details = staleness(deps.hasher, stored);
+  if (details === null) return stored;
   // Hashed before the transaction: argon2 must never hold a database lock.
   const fresh = await deps.hasher.hash(password);
-  await deps.store.transaction(async (tx) => {
-    if (!(await tx.replacePasswordHash(identity.id, stored, fresh))) return;
+  return deps.store.transaction(async (tx) => {
+    if (!(await tx.replacePasswordHash(identity.id, stored, fresh))) return stored;
     await deps.audit.write(tx, TESSERA, {
       action: 'password_rehash',
       target_identity: identity.id,
       details: { credential: 'password', ...details },
     });
+    return fresh;
   });
 }

@@ -32,6 +32,11 @@ export interface SetPasswordOptions {
  * or the user on the account page (account/change-password.ts). The identity's live sessions
  * are revoked unless `revokeSessions` is false, all but `keepSession` when given. The new
  * hash, the revocation and the audit row (a credential change) commit together or not at all.
+ *
+ * Sign-ins with the old password lose against the change, whenever they verified it: one
+ * still in flight mints only if the hash it verified is still the identity's
+ * (passwords/verified-hash.ts), and a flow whose password step passed and that waits for
+ * the second factor is closed here, before the revocation, so its session cannot follow.
  */
 export async function setPassword(
   deps: SetPasswordDeps,
@@ -53,6 +58,9 @@ export async function setPassword(
     const now = deps.clock.now();
     const updated = await tx.setIdentityPassword(identityId, passwordHash, now);
     if (!updated) throw notFound();
+    // Before the revocation: a second step that claimed its flow first has committed its
+    // session by the time this UPDATE gets the flow's row, and the revocation sees it.
+    await tx.closeWaitingFlows(identityId);
     const revoked = revokeSessions
       ? await tx.revokeIdentitySessions(identityId, now, keepSession)
       : 0;

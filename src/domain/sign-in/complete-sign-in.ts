@@ -1,11 +1,11 @@
 import type { Clock } from '../../lib/clock.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
-import type { AuditStore } from '../audit/audit.js';
+import { DomainError } from '../errors.js';
 import type { IdentityRecord } from '../identities/identity.js';
 import { mintSession } from '../sessions/session-service.js';
 import type { MintedSession, SessionDevice } from '../sessions/session.js';
 import type { Store } from '../store.js';
-import type { Assurance } from './method.js';
+import type { Assurance, Redemption } from './method.js';
 import type { SignInMethodId } from './methods.js';
 
 export interface CompleteSignInDeps {
@@ -14,10 +14,14 @@ export interface CompleteSignInDeps {
   sessionTtlMs: number;
 }
 
-/** How the identity signed in: the method's id (`authenticated_via`) and the assurance reached. */
+/**
+ * How the identity signed in: the method's id (`authenticated_via`), the assurance reached,
+ * and what its verified credentials must still hold at the mint (method.ts `Redemption`).
+ */
 export interface SignedInBy {
   id: SignInMethodId;
   assurance: Assurance;
+  redeem?: readonly Redemption[];
 }
 
 /** The audit row a service endpoint's sign-in writes with its session. */
@@ -25,6 +29,16 @@ export interface SignInAudit {
   actor: Actor;
   action: string;
   details?: Record<string, unknown>;
+}
+
+/**
+ * Runs the redemptions inside `tx` (method.ts `Redemption`): one that no longer holds fails
+ * the sign-in as `invalid_credentials`, and so rolls back whatever `tx` wrote.
+ */
+export async function redeemAll(tx: Store, redeem: readonly Redemption[] = []): Promise<void> {
+  for (const redemption of redeem) {
+    if (!(await redemption(tx))) throw new DomainError('invalid_credentials');
+  }
 }
 
 /**
@@ -39,15 +53,20 @@ export interface SignInAudit {
  *
  * `device` is where the sign-in came from (user agent, client address), for the session
  * lists; each caller knows it from its own request.
+ *
+ * `by.redeem` runs first, in this transaction: a credential checked before it (a password
+ * verified while it was changed, a code another sign-in used meanwhile) mints nothing and
+ * fails as `invalid_credentials`, rolling back everything the transaction wrote.
  */
 export async function completeSignIn(
   deps: CompleteSignInDeps,
-  tx: Pick<Store, 'insertSession'> & AuditStore,
+  tx: Store,
   identity: IdentityRecord,
   by: SignedInBy,
   audit: SignInAudit | null,
   device: SessionDevice,
 ): Promise<MintedSession> {
+  await redeemAll(tx, by.redeem);
   const minted = await mintSession(deps, tx, identity, by, device);
   if (audit) {
     await deps.audit.write(tx, audit.actor, {

@@ -1,5 +1,6 @@
 import type { IdentityRecord } from '../identities/identity.js';
 import type { RateLimited } from '../rate-limit/rate-limiter.js';
+import type { Store } from '../store.js';
 
 /**
  * Authenticator assurance levels in NIST SP 800-63B's sense. `aal1`: one factor (a
@@ -15,7 +16,19 @@ export type Assurance = 'aal1' | 'aal2';
  */
 export type CredentialFailure = 'invalid_credentials' | 'identity_disabled';
 
-export type SignInOutcome = { identity: IdentityRecord } | { failure: CredentialFailure };
+/**
+ * What a verified credential must still hold when its session is minted, run inside the
+ * minting transaction (completeSignIn), after the flow is claimed: a password's hash is
+ * still the one that verified, a single-use proof (a code, a challenge) is used up there.
+ * False when something that committed since the check took it away (a new password, a
+ * racing use of the same code elsewhere): the sign-in then fails as `invalid_credentials`
+ * and the transaction, flow claim included, rolls back.
+ */
+export type Redemption = (tx: Store) => Promise<boolean>;
+
+/** `redeem`: what the session's transaction must still find true (see `Redemption`). */
+export type SignInOutcome =
+  { identity: IdentityRecord; redeem?: Redemption } | { failure: CredentialFailure };
 
 /**
  * What a sign-in learns as it goes, for the audit row of the attempt (never for the

@@ -3,9 +3,13 @@ import type { RateLimitRule } from '../../lib/rate.js';
 import type { IdentityRecord } from '../identities/identity.js';
 import { consumeRateLimit } from '../rate-limit/rate-limiter.js';
 import type { Store } from '../store.js';
-import type { CredentialFailure } from './method.js';
+import type { CredentialFailure, Redemption } from './method.js';
 
-export type SecondFactorOutcome = { ok: true } | { failure: CredentialFailure };
+/**
+ * A right code is not yet used: `redeem` uses it up inside the transaction that mints
+ * (completeSignIn), so only the submission that gets to mint spends it.
+ */
+export type SecondFactorOutcome = { redeem: Redemption } | { failure: CredentialFailure };
 
 /**
  * A second factor: proves that the identity a first factor already named is present a
@@ -18,7 +22,10 @@ export interface SecondFactorMethod<Id extends string, Input, Deps> {
   readonly id: Id;
   /** The submitted fields as this method's input, or `validation_error`. No I/O. */
   parse(fields: Readonly<Record<string, unknown>>): Input;
-  /** A credential failure is counted to the flow's cap; other refusals are thrown. */
+  /**
+   * Checks the code without using it up (see `SecondFactorOutcome`). A credential failure
+   * is counted to the flow's cap; other refusals are thrown.
+   */
   verify(deps: Deps, identity: IdentityRecord, input: Input): Promise<SecondFactorOutcome>;
 }
 

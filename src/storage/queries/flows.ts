@@ -43,6 +43,15 @@ export function flowQueries(db: Kysely<Database>): FlowStore {
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },
+    async closeWaitingFlows(identityId) {
+      const result = await db
+        .updateTable('flows')
+        .set({ state: 'failed' })
+        .where('identity_id', '=', identityId)
+        .where('state', '=', 'second_factor_required')
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
     // INSERT … SELECT rather than a plain INSERT: a flow swept away between the submission
     // loading it and its failure being recorded must not turn into a foreign-key error.
     async recordFlowError(record) {

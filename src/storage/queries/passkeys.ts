@@ -70,6 +70,14 @@ export function passkeyQueries(db: Kysely<Database>): PasskeyStore {
         .executeTakeFirst();
       return taken && taken.expires_at > now ? taken : undefined;
     },
+    async findWebAuthnChallenge(binding, now) {
+      const found = await db
+        .selectFrom('webauthn_challenges')
+        .selectAll()
+        .where('binding', '=', binding)
+        .executeTakeFirst();
+      return found && found.expires_at > now ? found : undefined;
+    },
     async deleteExpiredWebAuthnChallenges(now) {
       const result = await db
         .deleteFrom('webauthn_challenges')

@@ -1,19 +1,24 @@
 import type { Clock } from '../../../lib/clock.js';
 import { validationError } from '../../errors.js';
-import { keepChallenge, takeChallenge, userHandleOf } from '../../passkeys/challenges.js';
+import {
+  keepChallenge,
+  peekChallenge,
+  takeChallenge,
+  userHandleOf,
+} from '../../passkeys/challenges.js';
 import { transportsOf } from '../../passkeys/passkey.js';
 import { type RelyingPartySettings, type WebAuthn, relyingParty } from '../../passkeys/webauthn.js';
 import type { Store } from '../../store.js';
-import type { SignInContext, SignInMethod, SignInOutcome } from '../method.js';
+import type { CredentialFailure, SignInContext, SignInMethod, SignInOutcome } from '../method.js';
 
 export interface PasskeyMethodDeps {
   store: Pick<
     Store,
     | 'findPasskeyByCredentialId'
-    | 'recordPasskeyUse'
     | 'findIdentityById'
     | 'putWebAuthnChallenge'
     | 'takeWebAuthnChallenge'
+    | 'findWebAuthnChallenge'
   >;
   clock: Clock;
   webauthn: WebAuthn;
@@ -134,17 +139,24 @@ export const passkeyMethod = {
   async authenticate(deps, input, notes, context): Promise<SignInOutcome> {
     const where = requireContext(context);
     const now = deps.clock.now();
-    // Taken first, whatever follows: a challenge serves one submission, right or wrong.
-    const expectedChallenge = await takeChallenge(deps.store, { flowId: where.flowId }, now);
+    const binding = { flowId: where.flowId };
+    // A challenge serves one submission, right or wrong: a wrong one takes it here, a right
+    // one in the transaction that mints (the redemption), so that of racing right ones only
+    // the one that completes the flow uses it.
+    const refuse = async (failure: CredentialFailure): Promise<SignInOutcome> => {
+      await takeChallenge(deps.store, binding, now);
+      return { failure };
+    };
+    const challenge = await peekChallenge(deps.store, binding, now);
     const passkey = await deps.store.findPasskeyByCredentialId(input.credential.id);
-    if (!expectedChallenge || !passkey) return { failure: 'invalid_credentials' };
+    if (!challenge || !passkey) return refuse('invalid_credentials');
     notes.identityId = passkey.identity_id;
     const handle = input.credential.response.userHandle;
     if (
       handle !== undefined &&
       handle !== Buffer.from(userHandleOf(passkey.identity_id)).toString('base64url')
     ) {
-      return { failure: 'invalid_credentials' };
+      return refuse('invalid_credentials');
     }
     const verified = await deps.webauthn.verifyAuthentication({
       rp: relyingParty(deps.relyingParty, where.host, where.origins),
@@ -155,18 +167,25 @@ export const passkeyMethod = {
         signCount: passkey.sign_count,
         transports: transportsOf(passkey),
       },
-      expectedChallenge,
+      expectedChallenge: challenge.matches,
     });
-    if (!verified) return { failure: 'invalid_credentials' };
-    await deps.store.recordPasskeyUse(passkey.id, {
+    if (!verified) return refuse('invalid_credentials');
+    const identity = await deps.store.findIdentityById(passkey.identity_id);
+    if (!identity) return refuse('invalid_credentials');
+    if (identity.state !== 'active') return refuse('identity_disabled');
+    const use = {
       sign_count: verified.signCount,
       backed_up: verified.backedUp ? 1 : 0,
       device_type: verified.deviceType,
       last_used_at: now,
-    });
-    const identity = await deps.store.findIdentityById(passkey.identity_id);
-    if (!identity) return { failure: 'invalid_credentials' };
-    if (identity.state !== 'active') return { failure: 'identity_disabled' };
-    return { identity };
+    };
+    return {
+      identity,
+      async redeem(tx) {
+        if (!(await challenge.take(tx))) return false;
+        await tx.recordPasskeyUse(passkey.id, use);
+        return true;
+      },
+    };
   },
 } as const satisfies SignInMethod<'passkey', PasskeyInput, PasskeyMethodDeps>;

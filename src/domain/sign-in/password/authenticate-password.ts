@@ -50,6 +50,8 @@ export async function authenticateWithPassword(
   const { identity } = outcome;
 
   let assurance: Assurance = passwordMethod.assurance;
+  // Checked inside the minting transaction: the password's hash, then the code, used up.
+  const redeem = outcome.redeem ? [outcome.redeem] : [];
   const enrolled = await enrolledSecondFactors(deps.store, identity.id);
   if (enrolled.length > 0) {
     if (!secondFactor) {
@@ -61,6 +63,7 @@ export async function authenticateWithPassword(
     await consumeSecondFactorLimit(deps, identity.id);
     const verified = await secondFactor.method.verify(deps, identity, secondFactor.input);
     if ('failure' in verified) throw new DomainError(verified.failure);
+    redeem.push(verified.redeem);
     assurance = 'aal2';
   } else if (secondFactor) {
     throw validationError('this account has no second factor: send the password alone');
@@ -75,7 +78,7 @@ export async function authenticateWithPassword(
       deps,
       tx,
       identity,
-      { id: passwordMethod.id, assurance },
+      { id: passwordMethod.id, assurance, redeem },
       { actor, action: 'authenticate_password', details },
       device,
     ),

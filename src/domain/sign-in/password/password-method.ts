@@ -6,6 +6,7 @@ import type { PasswordHasher } from '../../passwords/password-hasher.js';
 import type { Store } from '../../store.js';
 import type { SignInMethod, SignInOutcome } from '../method.js';
 import { type RehashDeps, replaceStaleHash } from '../../passwords/rehash.js';
+import { verifiedHashStillSet } from '../../passwords/verified-hash.js';
 
 export interface PasswordInput {
   username: string;
@@ -66,10 +67,11 @@ export const passwordMethod = {
     const ok = identity?.password_hash
       ? await deps.hasher.verify(identity.password_hash, input.password)
       : await deps.hasher.verifyDummy(input.password);
-    if (!identity || !ok) return { failure: 'invalid_credentials' };
+    if (!identity?.password_hash || !ok) return { failure: 'invalid_credentials' };
     if (identity.state !== 'active') return { failure: 'identity_disabled' };
     // An imported hash, or one under an old pepper, becomes one under the current pepper.
-    await replaceStaleHash(deps, identity, input.password);
-    return { identity };
+    const standing = await replaceStaleHash(deps, identity, identity.password_hash, input.password);
+    // The session is minted only if that hash is still the identity's (verified-hash.ts).
+    return { identity, redeem: verifiedHashStillSet(identity.id, standing) };
   },
 } as const satisfies SignInMethod<'password', PasswordInput, PasswordMethodDeps>;

@@ -9,14 +9,15 @@ export interface RecoveryCodeInput {
 }
 
 export interface RecoveryCodeMethodDeps {
-  store: Pick<Store, 'findTotpFactor' | 'listUnusedRecoveryCodes' | 'useRecoveryCode'>;
+  store: Pick<Store, 'findTotpFactor' | 'listUnusedRecoveryCodes'>;
   clock: Clock;
 }
 
 /**
  * One of the ten codes shown when the authenticator was confirmed, for when the phone is
- * not at hand. Each signs in once: it is marked used in one conditional UPDATE, so of two
- * submissions racing with it only one gets through.
+ * not at hand. Each signs in once: it is marked used in one conditional UPDATE, in the
+ * transaction that mints (the redemption), so of two sign-ins racing with it only one
+ * gets through, and a submission that loses its flow to a racing one spends nothing.
  */
 export const recoveryCodeMethod = {
   id: 'recovery_code',
@@ -35,7 +36,7 @@ export const recoveryCodeMethod = {
     const unused = await deps.store.listUnusedRecoveryCodes(identity.id);
     const match = matchRecoveryCode(unused, input.recovery_code);
     if (!match) return failure;
-    const used = await deps.store.useRecoveryCode(identity.id, match.code_hash, deps.clock.now());
-    return used ? { ok: true } : failure;
+    const now = deps.clock.now();
+    return { redeem: (tx) => tx.useRecoveryCode(identity.id, match.code_hash, now) };
   },
 } as const satisfies SecondFactorMethod<'recovery_code', RecoveryCodeInput, RecoveryCodeMethodDeps>;

@@ -11,7 +11,7 @@ export interface TotpInput {
 }
 
 export interface TotpMethodDeps {
-  store: Pick<Store, 'findTotpFactor' | 'useTotpStep' | 'resealTotpSecret'>;
+  store: Pick<Store, 'findTotpFactor' | 'resealTotpSecret'>;
   clock: Clock;
   secretBox: Pick<SecretBox, 'open' | 'seal' | 'isStale'>;
   totp: TotpEngine;
@@ -37,8 +37,9 @@ export async function openTotpSecret(
 
 /**
  * A six-digit code from an authenticator app (RFC 6238). A code is taken once: its time
- * step is stored, and a code of that step or an earlier one is refused (a replay, or the
- * code an onlooker saw), also when two submissions race with it.
+ * step is stored (by the redemption, in the minting transaction), and a code of that step
+ * or an earlier one is refused (a replay, or the code an onlooker saw); of two sign-ins
+ * racing with it, the conditional UPDATE lets one through.
  */
 export const totpMethod = {
   id: 'totp',
@@ -57,7 +58,7 @@ export const totpMethod = {
     const secret = await openTotpSecret(deps, factor);
     if (secret === null) return failure;
     const step = await deps.totp.verify(secret, code, deps.clock.now(), factor.last_used_step);
-    if (step === null || !(await deps.store.useTotpStep(identity.id, step))) return failure;
-    return { ok: true };
+    if (step === null) return failure;
+    return { redeem: (tx) => tx.useTotpStep(identity.id, step) };
   },
 } as const satisfies SecondFactorMethod<'totp', TotpInput, TotpMethodDeps>;
