@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import type { Command } from 'commander';
 import { validationError } from '../domain/errors.js';
 import {
+  assertExportable,
   auditExport,
   exportIdentities,
   parseExportOptions,
@@ -111,27 +112,39 @@ export function transferCommands(identity: Command): void {
     .command('export')
     .description('write every identity to standard output as JSON lines, the import format')
     .option('--include-password-hashes', 'include the password hashes')
+    .option(
+      '--without-credentials',
+      'export even identities with TOTP, recovery codes or passkeys, leaving those behind',
+    )
     .option('--state <state>', 'only identities in this state: active or disabled')
-    .action(async (raw: { includePasswordHashes?: boolean; state?: string }) => {
-      const options = parseExportOptions(raw);
-      const out = stdoutLines();
-      const { written, complete } = await withServices(async (deps) => {
-        await auditExport(deps, cliActor(), options);
-        let count = 0;
-        for await (const line of exportIdentities(
-          { ...deps, transfer: hashTransferFor(deps.hasher) },
-          options,
-        )) {
-          if (!(await out.write(JSON.stringify(line)))) return { written: count, complete: false };
-          count += 1;
+    .action(
+      async (raw: {
+        includePasswordHashes?: boolean;
+        withoutCredentials?: boolean;
+        state?: string;
+      }) => {
+        const options = parseExportOptions(raw);
+        const out = stdoutLines();
+        const { written, complete } = await withServices(async (deps) => {
+          await assertExportable(deps, options);
+          await auditExport(deps, cliActor(), options);
+          let count = 0;
+          for await (const line of exportIdentities(
+            { ...deps, transfer: hashTransferFor(deps.hasher) },
+            options,
+          )) {
+            if (!(await out.write(JSON.stringify(line))))
+              return { written: count, complete: false };
+            count += 1;
+          }
+          return { written: count, complete: true };
+        });
+        if (!complete) {
+          process.exitCode = EXIT_FAILED;
+          process.stderr.write(`tessera: standard output closed after ${written} identities\n`);
+        } else if (process.stderr.isTTY) {
+          process.stderr.write(`tessera: exported ${written} identities\n`);
         }
-        return { written: count, complete: true };
-      });
-      if (!complete) {
-        process.exitCode = EXIT_FAILED;
-        process.stderr.write(`tessera: standard output closed after ${written} identities\n`);
-      } else if (process.stderr.isTTY) {
-        process.stderr.write(`tessera: exported ${written} identities\n`);
-      }
-    });
+      },
+    );
 }
