@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -54,6 +55,21 @@ describe('tessera db copy [sqlite]', () => {
     expect(result.stderr).toBe('tessera: validation_error: the target is the source database\n');
   });
 
+  it('refuses a source file that does not exist, creating nothing', async () => {
+    const missing = join(box.dir, 'typo.db');
+    const target = join(box.dir, 'target.db');
+    const result = await runCli(['db', 'copy', '--to', target], {
+      ...box.env,
+      SERVICE_DATABASE_URL: missing,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `tessera: validation_error: the source database ${missing} does not exist\n`,
+    );
+    expect(existsSync(missing)).toBe(false);
+    expect(existsSync(target)).toBe(false);
+  });
+
   it('says what the target must share, naming the generated secrets to carry', async () => {
     // Neither secret set: on SQLite they are generated into the data directory.
     const generated = Object.fromEntries(
@@ -61,6 +77,7 @@ describe('tessera db copy [sqlite]', () => {
         ([name]) => name !== 'SERVICE_PASSWORD_PEPPER' && name !== 'SERVICE_ENCRYPTION_KEY',
       ),
     );
+    await cliJson(['migrate'], generated);
     const result = await runCli(['db', 'copy', '--to', join(box.dir, 'b.db')], generated);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(

@@ -8,7 +8,8 @@ export interface TableCopy {
 }
 
 /** Why a copy was refused before anything was written; the CLI names it in one line. */
-export type CopyRefusalReason = 'target_not_empty' | 'same_database' | 'schema_mismatch';
+export type CopyRefusalReason =
+  'target_not_empty' | 'same_database' | 'source_missing' | 'schema_mismatch';
 
 export class CopyRefused extends Error {
   constructor(

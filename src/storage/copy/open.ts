@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isPostgresUrl, openStorage } from '../open.js';
 import {
@@ -61,6 +61,13 @@ export async function copyBetween(request: CopyRequest): Promise<TableCopy[]> {
   const { sourceUrl, targetUrl, timeoutMs } = request;
   if (location(sourceUrl) === location(targetUrl)) {
     throw new CopyRefused('same_database', 'the target is the source database');
+  }
+  // Opening a SQLite path creates the file: a mistyped source would be copied as empty.
+  if (!isPostgresUrl(sourceUrl) && !existsSync(sqliteFile(sourceUrl))) {
+    throw new CopyRefused(
+      'source_missing',
+      `the source database ${sqliteFile(sourceUrl)} does not exist`,
+    );
   }
   const target = await openEndpoint(targetUrl, timeoutMs);
   try {
