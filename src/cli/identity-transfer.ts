@@ -117,34 +117,28 @@ export function transferCommands(identity: Command): void {
       'export even identities with TOTP, recovery codes or passkeys, leaving those behind',
     )
     .option('--state <state>', 'only identities in this state: active or disabled')
-    .action(
-      async (raw: {
-        includePasswordHashes?: boolean;
-        withoutCredentials?: boolean;
-        state?: string;
-      }) => {
-        const options = parseExportOptions(raw);
-        const out = stdoutLines();
-        const { written, complete } = await withServices(async (deps) => {
-          await assertExportable(deps, options);
-          await auditExport(deps, cliActor(), options);
-          let count = 0;
-          for await (const line of exportIdentities(
-            { ...deps, transfer: hashTransferFor(deps.hasher) },
-            options,
-          )) {
-            if (!(await out.write(JSON.stringify(line))))
-              return { written: count, complete: false };
-            count += 1;
-          }
-          return { written: count, complete: true };
-        });
-        if (!complete) {
-          process.exitCode = EXIT_FAILED;
-          process.stderr.write(`tessera: standard output closed after ${written} identities\n`);
-        } else if (process.stderr.isTTY) {
-          process.stderr.write(`tessera: exported ${written} identities\n`);
+    .action(async (raw: Parameters<typeof parseExportOptions>[0]) => {
+      const options = parseExportOptions(raw);
+      const out = stdoutLines();
+      const { written, complete } = await withServices(async (deps) => {
+        // Refused before the audit entry and the first line: nothing is written.
+        await assertExportable(deps, options);
+        await auditExport(deps, cliActor(), options);
+        let count = 0;
+        for await (const line of exportIdentities(
+          { ...deps, transfer: hashTransferFor(deps.hasher) },
+          options,
+        )) {
+          if (!(await out.write(JSON.stringify(line)))) return { written: count, complete: false };
+          count += 1;
         }
-      },
-    );
+        return { written: count, complete: true };
+      });
+      if (!complete) {
+        process.exitCode = EXIT_FAILED;
+        process.stderr.write(`tessera: standard output closed after ${written} identities\n`);
+      } else if (process.stderr.isTTY) {
+        process.stderr.write(`tessera: exported ${written} identities\n`);
+      }
+    });
 }
