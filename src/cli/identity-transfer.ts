@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import type { Command } from 'commander';
 import { validationError } from '../domain/errors.js';
 import {
+  assertExportable,
   auditExport,
   exportIdentities,
   parseExportOptions,
@@ -111,11 +112,17 @@ export function transferCommands(identity: Command): void {
     .command('export')
     .description('write every identity to standard output as JSON lines, the import format')
     .option('--include-password-hashes', 'include the password hashes')
+    .option(
+      '--without-credentials',
+      'export even identities with TOTP, recovery codes or passkeys, leaving those behind',
+    )
     .option('--state <state>', 'only identities in this state: active or disabled')
-    .action(async (raw: { includePasswordHashes?: boolean; state?: string }) => {
+    .action(async (raw: Parameters<typeof parseExportOptions>[0]) => {
       const options = parseExportOptions(raw);
       const out = stdoutLines();
       const { written, complete } = await withServices(async (deps) => {
+        // Refused before the audit entry and the first line: nothing is written.
+        await assertExportable(deps, options);
         await auditExport(deps, cliActor(), options);
         let count = 0;
         for await (const line of exportIdentities(

@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { sweep } from '../domain/sweep.js';
 import { auditCommands } from './audit.js';
 import { cliActor, withServices } from './context.js';
+import { dbCommands } from './db.js';
 import { exitStatus, reportFailure, toFailure } from './failure.js';
 import { identityCommands } from './identity.js';
 import { legacyTokenCommands } from './legacy-tokens.js';
@@ -75,6 +76,7 @@ program
   });
 
 auditCommands(program);
+dbCommands(program);
 identityCommands(program);
 pepperCommands(program);
 oidcCommands(program);

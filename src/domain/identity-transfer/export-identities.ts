@@ -1,4 +1,5 @@
 import { toIso } from '../../lib/clock.js';
+import { validationError } from '../errors.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import type { Identity, IdentityRecord, IdentityState } from '../identities/identity.js';
 import type { ImportLine } from './transfer-line.js';
@@ -16,6 +17,8 @@ export interface ExportLine extends Omit<Identity, 'updated_at'> {
 
 export interface ExportOptions {
   includePasswordHashes: boolean;
+  /** The operator accepts that TOTP, recovery codes and passkeys are left behind. */
+  withoutCredentials: boolean;
   state?: IdentityState;
 }
 
@@ -23,10 +26,44 @@ const PAGE = 500;
 
 export function parseExportOptions(input: {
   includePasswordHashes?: boolean;
+  withoutCredentials?: boolean;
   state?: string;
 }): ExportOptions {
   const { state } = parseIdentityListQuery({ state: input.state });
-  return { includePasswordHashes: input.includePasswordHashes ?? false, state };
+  return {
+    includePasswordHashes: input.includePasswordHashes ?? false,
+    withoutCredentials: input.withoutCredentials ?? false,
+    state,
+  };
+}
+
+/**
+ * The export format has no place for second factors or passkeys: imported elsewhere, a
+ * user who had two-factor would sign in with a password alone. So an export of identities
+ * holding any is refused, naming them, unless the operator says the loss is intended.
+ */
+export async function assertExportable(
+  deps: { store: Store },
+  options: ExportOptions,
+): Promise<void> {
+  if (options.withoutCredentials) return;
+  const held = await deps.store.credentialHolders({ state: options.state });
+  const kinds: Array<[number, string]> = [
+    [held.totp, 'TOTP'],
+    [held.recovery_codes, 'recovery codes'],
+    [held.passkeys, 'passkeys'],
+  ];
+  // "3 identities have TOTP, 1 has passkeys": the noun once, on the first count.
+  const parts = kinds
+    .filter(([count]) => count > 0)
+    .map(([count, kind], index) => {
+      const noun = index === 0 ? (count === 1 ? ' identity' : ' identities') : '';
+      return `${count}${noun} ${count === 1 ? 'has' : 'have'} ${kind}`;
+    });
+  if (parts.length === 0) return;
+  throw validationError(
+    `${parts.join(', ')}: an export cannot carry them; to move a database use \`tessera db copy\`, or pass --without-credentials to export without them`,
+  );
 }
 
 /**
@@ -63,6 +100,7 @@ export async function auditExport(
       action: 'identity_export',
       details: {
         include_password_hashes: options.includePasswordHashes,
+        without_credentials: options.withoutCredentials,
         state: options.state ?? null,
       },
     }),

@@ -8,6 +8,15 @@ export interface ExportPageQuery {
   limit: number;
 }
 
+/** How many identities (of one state, or all) hold each credential an export cannot carry. */
+export interface CredentialHolders {
+  /** A confirmed TOTP factor. */
+  totp: number;
+  /** At least one unused recovery code. */
+  recovery_codes: number;
+  passkeys: number;
+}
+
 /** Persistence of bulk import and export (`identity import`, `identity export`). */
 export interface TransferStore {
   /** Which of these canonical usernames exist. */
@@ -23,4 +32,5 @@ export interface TransferStore {
   exportPage(query: ExportPageQuery): Promise<IdentityRecord[]>;
   /** The links of these identities, oldest first within each. */
   linksOf(identityIds: string[]): Promise<LinkRecord[]>;
+  credentialHolders(query: { state?: IdentityState }): Promise<CredentialHolders>;
 }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { TransferStore } from '../../domain/identity-transfer/transfer-store.js';
 import type { LinkKey } from '../../domain/links/link.js';
 import type { Database } from '../schema.js';
@@ -74,6 +74,41 @@ export function transferQueries(db: Kysely<Database>): TransferStore {
       if (afterId !== null) query = query.where('id', '>', afterId);
       if (state !== undefined) query = query.where('state', '=', state);
       return query.orderBy('id').limit(limit).execute();
+    },
+    async credentialHolders({ state }) {
+      // Distinct holders: an identity with ten passkeys is one identity left without them.
+      const holders = async (
+        query: SelectQueryBuilder<Database, 'identities', { identity_id: string }>,
+      ) => {
+        const scoped = state === undefined ? query : query.where('identities.state', '=', state);
+        const rows = await db
+          .selectFrom(scoped.distinct().as('holders'))
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow();
+        return Number(rows.n);
+      };
+      return {
+        totp: await holders(
+          db
+            .selectFrom('identities')
+            .innerJoin('totp_factors', 'totp_factors.identity_id', 'identities.id')
+            .where('totp_factors.confirmed_at', 'is not', null)
+            .select('totp_factors.identity_id'),
+        ),
+        recovery_codes: await holders(
+          db
+            .selectFrom('identities')
+            .innerJoin('recovery_codes', 'recovery_codes.identity_id', 'identities.id')
+            .where('recovery_codes.used_at', 'is', null)
+            .select('recovery_codes.identity_id'),
+        ),
+        passkeys: await holders(
+          db
+            .selectFrom('identities')
+            .innerJoin('passkeys', 'passkeys.identity_id', 'identities.id')
+            .select('passkeys.identity_id'),
+        ),
+      };
     },
     async linksOf(identityIds) {
       if (identityIds.length === 0) return [];
