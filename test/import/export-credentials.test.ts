@@ -35,10 +35,13 @@ describeEachDatabase('identity export and credentials it cannot carry', (kind) =
     const alice = http.sessionOf((await http.password('alice', PASSWORD)).answer);
     const secret = await http.startTotp(alice);
     await http.confirmTotp(alice, await totpCode(secret, t.clock.now()));
-    // bob: two passkeys (one identity all the same).
-    const bob = http.sessionOf((await http.password('bob', PASSWORD)).answer);
-    await http.registerPasskey(bob, new SoftAuthenticator());
-    await http.registerPasskey(bob, new SoftAuthenticator());
+    // bob: two passkeys (one identity all the same); the second needs a passkey sign-in.
+    const first = new SoftAuthenticator();
+    await http.registerPasskey(
+      http.sessionOf((await http.password('bob', PASSWORD)).answer),
+      first,
+    );
+    await http.registerPasskey(http.sessionOf(await http.passkey(first)), new SoftAuthenticator());
     // carol: a TOTP enrolment never confirmed is no credential.
     const carol = http.sessionOf((await http.password('carol', PASSWORD)).answer);
     await http.startTotp(carol);

@@ -9,17 +9,18 @@ const RACERS = 6;
 
 describeEachDatabase('racing passkey assertions on one flow', (kind) => {
   let t: PasskeyTestApp;
+  // alice's one passkey: a second one would need an aal2 session (docs/account.md).
+  const device = new SoftAuthenticator();
 
   beforeAll(async () => {
     // Fewer attempts than racers: losers counted as failures would close the flow.
     t = await createPasskeyApp(kind, { ...LOOSE_SIGN_IN_LIMITS, SERVICE_FLOW_MAX_ATTEMPTS: '3' });
+    const registered = await t.register(await t.passwordSignIn(), device);
+    expect(registered.statusCode, registered.body).toBe(201);
   });
   afterAll(() => t?.close());
 
   it(`${RACERS} copies of one assertion: one session, the challenge used once, no failure`, async () => {
-    const device = new SoftAuthenticator();
-    const registered = await t.register(await t.passwordSignIn(), device);
-    expect(registered.statusCode, registered.body).toBe(201);
     const before = (await t.deps.store.listLiveSessions(t.alice.id, t.clock.now())).length;
 
     const flow = await startFlow(t);
@@ -49,8 +50,6 @@ describeEachDatabase('racing passkey assertions on one flow', (kind) => {
   });
 
   it('a wrong assertion still uses the challenge up and counts as a failed attempt', async () => {
-    const device = new SoftAuthenticator();
-    expect((await t.register(await t.passwordSignIn(), device)).statusCode).toBe(201);
     const flow = await startFlow(t);
     const options = await t.flowOptions(flow);
     const wrong = device.assert(options.json().options, { origin: 'https://evil.example' });
