@@ -1,5 +1,13 @@
+import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { closest } from './lib/edit-distance.js';
 import { type RateLimitRule, parseRateLimitRule } from './lib/rate.js';
+import {
+  DATABASE_URL_FORMS,
+  isPostgresUrl,
+  sqliteFilename,
+  unknownScheme,
+} from './storage/database-url.js';
 
 /** Every SERVICE_* setting, parsed and validated once at start-up. */
 export interface Config {
@@ -61,6 +69,13 @@ export class ConfigError extends Error {
     super(`${variable}=${JSON.stringify(value)} is invalid: expected ${accepts}`);
     this.name = 'ConfigError';
   }
+
+  /** A well-formed value the machine refuses (a port in use): what happened, what to do. */
+  static unusable(variable: string, value: string, reason: string): ConfigError {
+    const error = new ConfigError(variable, '', value);
+    error.message = `${variable}=${JSON.stringify(value)} cannot be used: ${reason}`;
+    return error;
+  }
 }
 
 type Env = Record<string, string | undefined>;
@@ -101,12 +116,55 @@ export const DEFAULTS = {
   SERVICE_ACCESS_LOG: 'off',
 } as const;
 
+/** The variables without a default: unset means off, none, or derived from another. */
+const OPTIONAL = [
+  'SERVICE_PUBLIC_URL',
+  'SERVICE_DATABASE_URL',
+  'SERVICE_PASSWORD_PEPPER',
+  'SERVICE_PASSWORD_PEPPERS_PREVIOUS',
+  'SERVICE_ENCRYPTION_KEY',
+  'SERVICE_ENCRYPTION_KEYS_PREVIOUS',
+  'SERVICE_SESSION_CORS_ORIGINS',
+  'SERVICE_COOKIE_DOMAIN',
+  'SERVICE_RETURN_TO_ALLOWED',
+  'SERVICE_LOGIN_UI_URL',
+  'SERVICE_WEBAUTHN_RP_ID',
+  'SERVICE_OIDC_ISSUER',
+] as const;
+
+type OptionalName = (typeof OPTIONAL)[number];
+
+/** Every variable the service reads: each is read through `read` or `optional`, typed by these. */
+export const VARIABLES: readonly string[] = [...Object.keys(DEFAULTS), ...OPTIONAL];
+
+/** Prefixes of Tessera's own test suite and benchmarks (test/, bench/), never warned about. */
+const RESERVED_PREFIXES = ['SERVICE_TEST_', 'SERVICE_BENCH_'];
+
+/**
+ * One warning per SERVICE_* variable the service does not read (a typo such as
+ * SERVICE_PROT would otherwise be ignored without a word), naming the closest known one.
+ */
+export function unknownVariableWarnings(env: Env): string[] {
+  const prefix = 'SERVICE_';
+  const known = VARIABLES.map((name) => name.slice(prefix.length));
+  return Object.keys(env)
+    .filter((name) => name.startsWith(prefix) && !VARIABLES.includes(name))
+    .filter((name) => !RESERVED_PREFIXES.some((reserved) => name.startsWith(reserved)))
+    .sort()
+    .map((name) => {
+      const near = closest(name.slice(prefix.length), known);
+      const hint =
+        near === null ? 'the README lists every setting' : `did you mean ${prefix}${near}?`;
+      return `${name} is not a Tessera setting and is ignored: ${hint}`;
+    });
+}
+
 function read(env: Env, name: keyof typeof DEFAULTS): string {
   const value = env[name];
   return value === undefined || value === '' ? DEFAULTS[name] : value;
 }
 
-function optional(env: Env, name: string): string | null {
+function optional(env: Env, name: OptionalName): string | null {
   const value = env[name];
   return value === undefined || value.trim() === '' ? null : value.trim();
 }
@@ -176,7 +234,7 @@ function origin(name: string, text: string): string {
   }
 }
 
-function originList(env: Env, name: string): string[] {
+function originList(env: Env, name: OptionalName): string[] {
   const text = optional(env, name);
   if (text === null) return [];
   return text
@@ -186,7 +244,7 @@ function originList(env: Env, name: string): string[] {
     .map((item) => origin(name, item));
 }
 
-function url(env: Env, name: string): string | null {
+function url(env: Env, name: OptionalName): string | null {
   const text = optional(env, name);
   if (text === null) return null;
   origin(name, text);
@@ -208,7 +266,7 @@ function returnToList(env: Env): string[] | null {
 }
 
 /** A comma-separated list of secrets; unset or empty is none. */
-function secretList(env: Env, variable: string): string[] {
+function secretList(env: Env, variable: OptionalName): string[] {
   const text = optional(env, variable);
   if (text === null) return [];
   return text
@@ -296,9 +354,34 @@ function issuer(env: Env, publicUrl: string | null): string | null {
   return text;
 }
 
+/**
+ * PostgreSQL or SQLite, never a guess: an unknown scheme (`mysql://`, `postgress://`) is
+ * refused rather than taken for a file name, and so is a directory (docs/operations.md).
+ * Only the scheme is repeated: the rest of a URL may hold a password.
+ */
+function readDatabaseUrl(env: Env, dataDir: string): string {
+  const name = 'SERVICE_DATABASE_URL';
+  const text = optional(env, name);
+  const scheme = text === null ? null : unknownScheme(text);
+  if (scheme !== null) throw new ConfigError(name, DATABASE_URL_FORMS, `${scheme}:…`);
+  const url = text ?? `${dataDir}/tessera.db`;
+  if (isPostgresUrl(url)) return url;
+  const file = sqliteFilename(url);
+  if (text !== null && file === '') throw new ConfigError(name, DATABASE_URL_FORMS, text);
+  if (file !== ':memory:' && statSync(file, { throwIfNoEntry: false })?.isDirectory()) {
+    const variable = text === null ? 'SERVICE_DATA_DIR' : name;
+    throw ConfigError.unusable(
+      variable,
+      text ?? dataDir,
+      `${file} is a directory, not a SQLite file`,
+    );
+  }
+  return url;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = read(env, 'SERVICE_DATA_DIR');
-  const databaseUrl = optional(env, 'SERVICE_DATABASE_URL') ?? `${dataDir}/tessera.db`;
+  const databaseUrl = readDatabaseUrl(env, dataDir);
   const publicUrl = url(env, 'SERVICE_PUBLIC_URL');
   const argon2 = {
     memoryKib: number(env, 'SERVICE_ARGON2_MEMORY_KIB', { min: 19456, integer: true }),

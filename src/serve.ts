@@ -1,33 +1,39 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
 import type { AppDeps } from './http/deps.js';
-import { buildApp } from './app.js';
-import { type Config, loadConfig } from './config.js';
+import { type App, buildApp } from './app.js';
+import { type Config, ConfigError, loadConfig, unknownVariableWarnings } from './config.js';
 import { sweep } from './domain/sweep.js';
 import { publicUrlWarning } from './http/security-headers.js';
 import { createLogger, routeProcessOutput } from './log.js';
 
 /**
- * `tessera serve`. Every line the process writes is a JSON log line from one logger, a
- * bad setting or a failed start included (then it exits 1).
+ * `tessera serve`. Once it runs, every line the process writes is a JSON log line from one
+ * logger. A failed start (a bad setting, a port in use, an unreachable database) is thrown
+ * instead, and reported like any command's failure: one line on standard error, no stack
+ * (cli/failure.ts, docs/operations.md "Start-up errors").
  */
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  // The level is known once the configuration is read; until then a failure is fatal anyway.
-  const logger = createLogger({ level: 'info' });
+  const config = loadConfig(env);
+  const logger = createLogger({ level: config.logLevel });
   routeProcessOutput(logger);
-  try {
-    const config = loadConfig(env);
-    logger.level = config.logLevel;
-    await start(config, logger);
-  } catch (error) {
-    logger.fatal({ err: error }, 'start-up failed');
-    process.exit(1);
-  }
+  for (const warning of unknownVariableWarnings(env)) logger.warn(warning);
+  await start(config, logger);
 }
 
 /** Migrate, listen, sweep periodically, stop gracefully on SIGTERM/SIGINT. */
 async function start(config: Config, logger: Logger): Promise<void> {
-  const { app, deps, close } = await buildApp(config, { checkpointInWorker: true }, logger);
+  const built = await buildApp(config, { checkpointInWorker: true }, logger);
+  try {
+    await run(config, built);
+  } catch (error) {
+    // Closed before the failure is reported: the SQLite WAL is checkpointed and removed.
+    await built.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function run(config: Config, { app, deps, close }: App): Promise<void> {
   const applied = await deps.store.migrate();
   if (applied.length > 0) app.log.info({ applied }, 'migrations applied');
   await checkLegacyTokens(deps, app.log, true);
@@ -78,7 +84,14 @@ async function start(config: Config, logger: Logger): Promise<void> {
   };
   process.once('SIGTERM', onSigterm).once('SIGINT', onSigint);
 
-  const address = await app.listen({ host: config.host, port: config.port });
+  let address: string;
+  try {
+    address = await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    process.off('SIGTERM', onSigterm).off('SIGINT', onSigint);
+    clearInterval(sweeper);
+    throw listenFailure(error, config);
+  }
   app.log.info({ address, database: deps.store.dialect }, 'tessera listening');
   const warning = publicUrlWarning(config);
   if (warning) app.log.warn({ host: config.host }, warning);
@@ -103,5 +116,36 @@ async function checkLegacyTokens(
   const after = deps.legacyTokens.snapshot();
   if (atStartUp || JSON.stringify(before) !== JSON.stringify(after)) {
     log.info({ legacy_tokens_remain: after }, 'pre-checksum tokens checked');
+  }
+}
+
+/** Why the listener could not open, as the setting to change (ConfigError: one line, no stack). */
+function listenFailure(error: unknown, config: Config): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${config.host}:${config.port}`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return ConfigError.unusable(
+        'SERVICE_PORT',
+        String(config.port),
+        `another process listens on ${where}; stop it or choose another port`,
+      );
+    case 'EACCES':
+      return ConfigError.unusable(
+        'SERVICE_PORT',
+        String(config.port),
+        `this user may not listen on ${where}; ports below 1024 need root or CAP_NET_BIND_SERVICE`,
+      );
+    case 'EADDRNOTAVAIL':
+      return ConfigError.unusable(
+        'SERVICE_HOST',
+        config.host,
+        'it is not an address of this machine (0.0.0.0 listens on all of them)',
+      );
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return ConfigError.unusable('SERVICE_HOST', config.host, 'the host name does not resolve');
+    default:
+      return error;
   }
 }

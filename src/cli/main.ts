@@ -2,6 +2,7 @@
 // First: sizes libuv's threadpool before anything starts it.
 import './threadpool.js';
 import { Command, CommanderError } from 'commander';
+import { unknownVariableWarnings } from '../config.js';
 import { sweep } from '../domain/sweep.js';
 import { auditCommands } from './audit.js';
 import { cliActor, withServices } from './context.js';
@@ -32,7 +33,12 @@ const program = new Command()
   // With --json, commander's own error text and help stay off the terminal: the failure
   // is reported once, as the JSON document. Subcommands inherit this configuration.
   .configureOutput(json ? { writeErr: () => undefined } : {})
-  .showHelpAfterError(!json);
+  .showHelpAfterError(!json)
+  // `serve` logs these as JSON lines (serve.ts); any other command says them on stderr.
+  .hook('preAction', (_program, command) => {
+    if (command.name() === 'serve') return;
+    for (const warning of unknownVariableWarnings(process.env)) console.warn(`tessera: ${warning}`);
+  });
 
 program
   .command('serve')

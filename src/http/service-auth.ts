@@ -72,7 +72,9 @@ export function registerServiceAuth(
     const authorize = async (request: FastifyRequest) => {
       const caller = await presentedCaller(deps, request);
       if (!caller) throw new DomainError('missing_service_token');
-      if (!caller.grants.has(grant)) throw new DomainError('forbidden');
+      if (!caller.grants.has(grant)) {
+        throw new DomainError('forbidden', `this service token lacks the ${grant} grant`);
+      }
       // Service bodies are JSON only; the form parser registered for the browser flows must
       // not make a form post acceptable here.
       const type = request.headers['content-type'];

@@ -1,3 +1,4 @@
+import { isPostgresUrl, sqliteFilename } from './database-url.js';
 import { openPostgres } from './postgres/open.js';
 import { openSqlite } from './sqlite/open.js';
 import type { StoreHandle } from './store.js';
@@ -15,9 +16,7 @@ export interface StorageConfig {
   sqliteCheckpointer?: { onFailure(error: unknown): void };
 }
 
-export function isPostgresUrl(url: string): boolean {
-  return /^postgres(ql)?:\/\//.test(url);
-}
+export { isPostgresUrl };
 
 export function openStorage(config: StorageConfig): StoreHandle {
   if (isPostgresUrl(config.databaseUrl)) {
@@ -30,7 +29,7 @@ export function openStorage(config: StorageConfig): StoreHandle {
     });
   }
   return openSqlite({
-    filename: config.databaseUrl.replace(/^sqlite:(\/\/)?/, ''),
+    filename: sqliteFilename(config.databaseUrl),
     busyTimeoutMs: config.timeoutMs,
     synchronous: config.sqliteSynchronous ?? 'full',
     checkpointer: config.sqliteCheckpointer,

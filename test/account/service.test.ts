@@ -136,7 +136,7 @@ describeEachDatabase('identity sessions and password (service API)', (kind) => {
       expectError(await list(UNKNOWN_ID), 404, 'not_found');
       expectError(await list('not-a-uuid'), 404, 'not_found');
       const user = await addUser(t);
-      expectError(await list(user.id, directAuth), 403, 'forbidden');
+      expectError(await list(user.id, directAuth), 403, 'forbidden', /introspect grant/);
       expectError(await list(user.id, null as unknown as string), 401, 'missing_service_token');
       expect((await list(user.id)).statusCode).toBe(200);
       const rows = await auditSince(t, before);
@@ -196,7 +196,8 @@ describeEachDatabase('identity sessions and password (service API)', (kind) => {
       expect(extra.statusCode).toBe(422);
       expectError(await put(UNKNOWN_ID, { password: NEW_PASSWORD }), 404, 'not_found');
       expectError(await put('nope', { password: NEW_PASSWORD }), 404, 'not_found');
-      expectError(await put(user.id, { password: NEW_PASSWORD }, introspect), 403, 'forbidden');
+      const refused = await put(user.id, { password: NEW_PASSWORD }, introspect);
+      expectError(refused, 403, 'forbidden', /direct_auth grant/);
       expect(await passwordWorks(t, directAuth, user.username, PASSWORD)).toBe(true);
     });
   });

@@ -28,7 +28,7 @@ describeEachDatabase('service tokens and grants', (kind) => {
       username: 'nobody-here',
       password: 'correct horse battery',
     });
-    expectError(res, 403, 'forbidden');
+    expectError(res, 403, 'forbidden', /^this service token lacks the direct_auth grant$/);
     expect(await t.deps.store.findIdentityByUsername('nobody-here')).toBeUndefined();
   });
 

@@ -154,13 +154,12 @@ describe('tessera serve start-up lines', () => {
     expect(warning?.msg).toMatch(/^SERVICE_PASSWORD_PEPPER is unset: generated one into /);
   }, 60_000);
 
-  it('a bad setting is one JSON fatal line naming the variable, and exit 1', async () => {
-    const run = runServe({ ...box.env, SERVICE_PORT: 'abc' });
-    expect(await run.exited).toBe(1);
-    expect(linesOf(run.stderr())).toEqual([]);
-    const lines = jsonLines(run.stdout());
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 60, msg: 'start-up failed' });
-    expect((lines[0]!.err as { message: string }).message).toContain('SERVICE_PORT');
+  it('a bad setting is one line on stderr naming the variable, not a log line, and exit 2', async () => {
+    const run = runServe({ ...box.env, SERVICE_PORT: 'abc', SERVICE_LOG_LEVEL: 'info' });
+    expect(await run.exited).toBe(2);
+    expect(run.stdout()).toBe('');
+    expect(linesOf(run.stderr())).toEqual([
+      'tessera: validation_error: SERVICE_PORT="abc" is invalid: expected an integer from 0 to 65535',
+    ]);
   }, 60_000);
 });

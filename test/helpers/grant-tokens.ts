@@ -13,6 +13,9 @@ import {
 } from './core.js';
 import { type CoreEndpoint, send, sendWithHeader } from './core-endpoints.js';
 
+/** A grant refusal's message names the grant the token lacks (SPEC 5.2). */
+const lacks = (grant: string) => new RegExp(`^this service token lacks the ${grant} grant$`);
+
 /** The bearers a grant matrix presents: one token per grant, and some that must not work. */
 export interface GrantTokens {
   /** The token holding exactly `grant`. */
@@ -72,7 +75,12 @@ export function describeGrantMatrix(
       const request = await endpoint.request(t);
       const before = await unchanged?.();
       const audited = (await auditSince(t, 0)).length;
-      expectError(await send(t, request, tokens.only(grant)), 403, 'forbidden');
+      expectError(
+        await send(t, request, tokens.only(grant)),
+        403,
+        'forbidden',
+        lacks(endpoint.grant),
+      );
       if (unchanged) expect(await unchanged()).toEqual(before);
       const rows = await auditSince(t, audited);
       expect(rows.filter((row) => row.outcome === 'forbidden')).toEqual([
@@ -83,7 +91,12 @@ export function describeGrantMatrix(
     it('answers 403 forbidden with every grant but the required one', async () => {
       const { t } = context();
       const token = await t.token(...others);
-      expectError(await send(t, await endpoint.request(t), token), 403, 'forbidden');
+      expectError(
+        await send(t, await endpoint.request(t), token),
+        403,
+        'forbidden',
+        lacks(endpoint.grant),
+      );
     });
 
     it('answers 401 missing_service_token without an Authorization header', async () => {

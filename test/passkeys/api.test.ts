@@ -430,9 +430,9 @@ describeEachDatabase('passkeys through the API', (kind) => {
     const listed = await t.call('GET', url, reader);
     expect(listed.statusCode).toBe(200);
     expect(listed.json()).toContainEqual(passkey);
-    expectError(await t.call('GET', url, resetter), 403, 'forbidden');
+    expectError(await t.call('GET', url, resetter), 403, 'forbidden', /identity_read grant/);
     expectError(await t.call('GET', url, null), 401, 'missing_service_token');
-    expectError(await t.call('DELETE', url, reader), 403, 'forbidden');
+    expectError(await t.call('DELETE', url, reader), 403, 'forbidden', /direct_auth grant/);
     expectError(
       await t.call('GET', '/v1/identities/00000000-0000-4000-8000-000000000000/passkeys', reader),
       404,

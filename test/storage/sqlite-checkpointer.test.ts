@@ -169,14 +169,17 @@ describe('the SQLite store and its checkpointer [sqlite]', () => {
     await store.close();
     // The child may create the WAL and its index beside the file, as SQLite needs to.
     chmodSync(dir, 0o777);
-    // Root writes whatever a file's mode says: as root, the child runs as nobody.
-    const asSomeoneElse = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    // Root writes whatever a file's mode says: as root, the child checks as nobody. It
+    // becomes nobody itself once loaded, so the checkout may be private (a 0700 clone).
+    const asSomeoneElse = process.getuid?.() === 0 ? ['65534'] : [];
     const ping = async () => {
-      const { stdout } = await promisify(execFile)(
-        process.execPath,
-        ['--import', 'tsx', 'test/storage/fixtures/ping.ts', file],
-        asSomeoneElse,
-      );
+      const { stdout } = await promisify(execFile)(process.execPath, [
+        '--import',
+        'tsx',
+        'test/storage/fixtures/ping.ts',
+        file,
+        ...asSomeoneElse,
+      ]);
       return stdout;
     };
     chmodSync(file, 0o666);

@@ -17,7 +17,11 @@ export function connectFailureMessage(endpoint: string, error: unknown): string 
   if (error instanceof pg.DatabaseError) {
     // The server answered: not accepting connections (55000), too many connections
     // (53300), starting up or shutting down (57P03), authentication, unknown database.
-    return `PostgreSQL at ${endpoint} refused the connection: ${error.message} (SQLSTATE ${error.code})`;
+    const refused = `PostgreSQL at ${endpoint} refused the connection: ${error.message} (SQLSTATE ${error.code})`;
+    // 3D000 invalid_catalog_name: the database of SERVICE_DATABASE_URL does not exist.
+    return error.code === '3D000'
+      ? `${refused}; create it (createdb) or correct SERVICE_DATABASE_URL`
+      : refused;
   }
   return `cannot reach PostgreSQL at ${endpoint}: ${unreachableReason(error)}`;
 }

@@ -1,4 +1,12 @@
-import { accessSync, constants, mkdirSync, realpathSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  mkdirSync,
+  openSync,
+  realpathSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
@@ -39,12 +47,8 @@ export interface SqliteOptions {
 const CHECKPOINT_INTERVAL_MS = 1000;
 
 export function openSqlite(options: SqliteOptions): StoreHandle {
-  if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
   const timeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs));
-  // Blocking waits are acceptable while opening (nothing is served yet): switching a new
-  // file to WAL needs the write lock.
-  const raw = new BetterSqlite3(options.filename, { timeout: timeoutMs });
-  const wal = raw.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+  const { raw, wal } = openConnection(options.filename, timeoutMs);
   // In WAL mode a commit does not fsync on the server's thread (SQLite's automatic
   // checkpoints do; `tessera serve` runs its checkpoints on a worker: checkpointer.ts):
   // under `full` a writer is answered after wal-sync.ts has synced the WAL off the thread,
@@ -114,6 +118,51 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
       if (raw.open) raw.close();
     },
   };
+}
+
+/**
+ * Opens the file in WAL mode; a file that cannot be opened is a StorageUnavailable naming
+ * it (not a bug's internal_error). A new file is created 0600 before SQLite opens it: it
+ * holds password hashes. SQLite gives the WAL and its index (-wal, -shm) the database
+ * file's own mode whatever the umask, so they are 0600 too.
+ */
+function openConnection(
+  filename: string,
+  timeoutMs: number,
+): { raw: BetterSqlite3.Database; wal: boolean } {
+  let raw: BetterSqlite3.Database | undefined;
+  try {
+    if (filename !== ':memory:') createPrivately(filename);
+    // Blocking waits are acceptable while opening (nothing is served yet): switching a new
+    // file to WAL needs the write lock.
+    raw = new BetterSqlite3(filename, { timeout: timeoutMs });
+    const wal = raw.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+    return { raw, wal };
+  } catch (error) {
+    raw?.close();
+    const reason = (error as { code?: unknown }).code;
+    if (reason === 'SQLITE_BUSY') throw translateSqliteError(error);
+    const cause = error instanceof Error ? error.message : String(error);
+    throw new StorageUnavailable(error, `cannot open the SQLite database ${filename}: ${cause}`);
+  }
+}
+
+/** Creates the file (and its directory) unless it exists; an existing file keeps its mode. */
+function createPrivately(filename: string): void {
+  mkdirSync(dirname(filename), { recursive: true });
+  let fd: number;
+  try {
+    fd = openSync(filename, 'wx', 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw error;
+  }
+  try {
+    // The umask may have taken bits away from 0600 (never added any): owner read-write.
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
