@@ -54,7 +54,10 @@ export function errorModelProblem(
     return `undocumented error code ${JSON.stringify(code)}`;
   }
   if (STATUS_OF[code] !== status) return `${code} answered with ${status}, not ${STATUS_OF[code]}`;
-  if ('message' in fields && (code !== 'validation_error' || typeof fields.message !== 'string')) {
+  // A message says what to do: always on validation_error, and on forbidden the grant the
+  // token lacks (docs/errors.md); never on any other code.
+  const mayTell = code === 'validation_error' || code === 'forbidden';
+  if ('message' in fields && (!mayTell || typeof fields.message !== 'string')) {
     return `message on ${code}`;
   }
   if (code === 'validation_error' && typeof fields.message !== 'string') {

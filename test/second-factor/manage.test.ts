@@ -246,11 +246,13 @@ describeEachDatabase('managing a second factor', (kind) => {
       await t.call('GET', `/v1/identities/${identity.id}/second-factor`, direct),
       403,
       'forbidden',
+      /lacks the identity_read grant$/,
     );
     expectError(
       await t.call('DELETE', `/v1/identities/${identity.id}/second-factor`, reader),
       403,
       'forbidden',
+      /lacks the direct_auth grant$/,
     );
     const unknown = '0193a000-0000-7000-8000-000000000000';
     expectError(
