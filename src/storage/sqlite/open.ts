@@ -209,6 +209,7 @@ function sqliteStore(options: {
           Object.assign(tx, {
             completeFlow: signIn.inTransaction.completeFlow,
             insertSession: signIn.inTransaction.insertSession,
+            replacePasswordHash: signIn.inTransaction.replacePasswordHash,
           }),
         ),
       ),

@@ -7,12 +7,27 @@ import { rawReader } from './raw-read.js';
 /** What a sign-in reads before its transaction. */
 export type SignInReads = Pick<Store, 'findFlow' | 'findIdentityByUsername' | 'findTotpFactor'>;
 /** What a sign-in writes inside its transaction. */
-export type SignInTransactionWrites = Pick<Store, 'completeFlow' | 'insertSession'>;
+export type SignInTransactionWrites = Pick<
+  Store,
+  'completeFlow' | 'insertSession' | 'replacePasswordHash'
+>;
 
-const { findFlow, findIdentityByUsername, findTotpFactor, completeFlow, insertSession } = signInSql(
-  () => '?',
-);
-const SQL = { findFlow, findIdentityByUsername, findTotpFactor, completeFlow, insertSession };
+const {
+  findFlow,
+  findIdentityByUsername,
+  findTotpFactor,
+  completeFlow,
+  insertSession,
+  replacePasswordHash,
+} = signInSql(() => '?');
+const SQL = {
+  findFlow,
+  findIdentityByUsername,
+  findTotpFactor,
+  completeFlow,
+  insertSession,
+  replacePasswordHash,
+};
 
 /**
  * The statements of a password or flow sign-in, prepared once on the connection instead of
@@ -81,6 +96,8 @@ export function sqliteSignInStatements(
         write(() => {
           statements().insertSession.run(SESSION_COLUMNS.map((column) => record[column] ?? null));
         }),
+      replacePasswordHash: (id, expected, next) =>
+        write(() => statements().replacePasswordHash.run(next, id, expected).changes === 1),
     },
   };
 }
