@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
 import type { AppDeps } from './http/deps.js';
 import { buildApp } from './app.js';
+import { LOG_MAILER_WARNING, buildCourier } from './courier.js';
 import { type Config, loadConfig } from './config.js';
 import { sweep } from './domain/sweep.js';
 import { publicUrlWarning } from './http/security-headers.js';
@@ -39,6 +40,16 @@ async function start(config: Config, logger: Logger): Promise<void> {
       .catch((error: unknown) => app.log.error({ err: error }, 'OIDC signing keys did not load'));
   }
 
+  // Every instance sends the outbox; claims keep two from sending one row (docs/mail.md).
+  const courier = buildCourier(config.mail, {
+    store: deps.store,
+    clock: deps.clock,
+    counters: deps.outboxCounters,
+    log: app.log,
+  });
+  if (config.mail.smtpUrl === null) app.log.warn(LOG_MAILER_WARNING);
+  courier.start();
+
   let sweeping = false;
   const sweeper =
     config.sweepIntervalMs > 0
@@ -67,7 +78,8 @@ async function start(config: Config, logger: Logger): Promise<void> {
       process.exit(1);
     }, backstop).unref();
     // Starts the drain at once (docs/operations.md, "Shutdown"), then says so.
-    const closing = close();
+    // The worker stops claiming at once; the database closes once its sends are recorded.
+    const closing = close(courier.stop());
     app.log.info({ signal }, 'shutting down');
     closing
       .then(() => process.exit(0))
