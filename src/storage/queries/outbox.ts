@@ -1,7 +1,6 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import {
   OUTBOX_STATES,
-  type OutboxRecord,
   type OutboxState,
   type OutboxStore,
 } from '../../domain/outbox/outbox.js';
