@@ -78,8 +78,9 @@ async function start(config: Config, logger: Logger): Promise<void> {
       process.exit(1);
     }, backstop).unref();
     // Starts the drain at once (docs/operations.md, "Shutdown"), then says so.
-    // The worker stops claiming at once; the database closes once its sends are recorded.
-    const closing = close(courier.stop());
+    // The worker stops claiming at once; the database closes once its sends are recorded
+    // (or abandoned after the drain's timeout: those are sent again after their lease).
+    const closing = close(courier.stop(config.shutdownTimeoutMs));
     app.log.info({ signal }, 'shutting down');
     closing
       .then(() => process.exit(0))

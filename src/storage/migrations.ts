@@ -206,7 +206,8 @@ export const migrations: Migration[] = [
         WHERE token_format = 'legacy' AND revoked_at IS NULL`,
       `CREATE INDEX flows_legacy_token_idx ON flows(expires_at) WHERE token_format = 'legacy'`,
     ],
-  },  {
+  },
+  {
     // The transactional outbox (docs/mail.md): deliveries written in the transaction of the
     // change that causes them, sent by the workers of every `tessera serve`. The partial
     // index holds only the rows a claim looks at.

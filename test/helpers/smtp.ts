@@ -17,6 +17,8 @@ export interface TestSmtp {
   answer: (raw: ParsedMail) => SmtpAnswer;
   /** Resolves once `count` mails have been accepted, or `held` held (no deadline: the test's). */
   waitFor(count: number, which?: 'received' | 'held'): Promise<void>;
+  /** Accepts every held mail now. */
+  release(): void;
   /** Stops listening (connections are refused) and drops open ones. */
   stop(): Promise<void>;
   /** Listens again on the same port. */
@@ -26,6 +28,7 @@ export interface TestSmtp {
 export async function startTestSmtp(): Promise<TestSmtp> {
   const received: ParsedMail[] = [];
   let held = 0;
+  const holding: { mail: ParsedMail; accept: () => void }[] = [];
   const waiters: { which: 'received' | 'held'; count: number; resolve: () => void }[] = [];
   const notify = () => {
     for (const waiter of [...waiters]) {
@@ -45,6 +48,13 @@ export async function startTestSmtp(): Promise<TestSmtp> {
       return held;
     },
     answer: () => 'accept',
+    release() {
+      for (const { mail, accept } of holding.splice(0)) {
+        received.push(mail);
+        accept();
+      }
+      notify();
+    },
     waitFor(count, which = 'received') {
       return new Promise((resolve) => {
         waiters.push({ which, count, resolve });
@@ -66,6 +76,7 @@ export async function startTestSmtp(): Promise<TestSmtp> {
         simpleParser(stream).then((mail) => {
           const answer = smtp.answer(mail);
           if (answer === 'hold') {
+            holding.push({ mail, accept: () => callback() });
             held += 1;
             notify();
             return;

@@ -94,3 +94,25 @@ it('loses nothing when a serve is killed with kill -9 in the middle of a batch',
   const attempts = (await store.listOutboxRecords(100)).map((record) => record.attempts);
   expect(attempts.filter((count) => count === 2).length).toBeGreaterThan(0);
 });
+
+it('on SIGTERM, finishes and records the send in flight before the database closes', async () => {
+  await setUp();
+  smtp = await startTestSmtp();
+  smtp.answer = () => 'hold';
+  const [id] = await queue(1);
+  serve = await startServe({
+    ...sandbox.env,
+    SERVICE_SMTP_URL: smtp.url,
+    SERVICE_MAIL_FROM: FROM,
+    // The drain's bound, long enough that only the release below ends the send.
+    SERVICE_SHUTDOWN_TIMEOUT_MS: '600000',
+  });
+  await smtp.waitFor(1, 'held');
+  serve.child.kill('SIGTERM');
+  await serve.line('shutting down');
+  smtp.release();
+
+  expect(await serve.exited).toBe(0);
+  expect(smtp.received.map((mail) => mail.messageId)).toEqual([`<${id}@example.com>`]);
+  expect(await store.findOutboxRecord(id!)).toMatchObject({ state: 'sent', attempts: 1 });
+});

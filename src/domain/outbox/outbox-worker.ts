@@ -79,11 +79,20 @@ export class OutboxWorker {
     this.#schedule(0);
   }
 
-  /** Stops claiming at once; resolves when the sends in flight are settled. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming at once; resolves when the sends in flight are settled, or after
+   * `graceMs`: a send still hanging then is abandoned, and its row is sent again after
+   * the lease (at-least-once), rather than holding the shutdown.
+   */
+  async stop(graceMs = Infinity): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    await this.#running;
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      if (Number.isFinite(graceMs)) timer = setTimeout(resolve, graceMs);
+    });
+    await Promise.race([this.#running, grace]);
+    clearTimeout(timer);
     for (const deliverer of Object.values(this.#options.deliverers)) await deliverer.close?.();
   }
 

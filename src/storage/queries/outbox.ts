@@ -1,9 +1,5 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
-import {
-  OUTBOX_STATES,
-  type OutboxState,
-  type OutboxStore,
-} from '../../domain/outbox/outbox.js';
+import { OUTBOX_STATES, type OutboxState, type OutboxStore } from '../../domain/outbox/outbox.js';
 import type { Database } from '../schema.js';
 
 export function outboxQueries(db: Kysely<Database>): OutboxStore {
