@@ -209,8 +209,8 @@ export const migrations: Migration[] = [
   },
   {
     // The transactional outbox (docs/mail.md): deliveries written in the transaction of the
-    // change that causes them, sent by the workers of every `tessera serve`. The partial
-    // index holds only the rows a claim looks at.
+    // change that causes them, sent by the workers of every `tessera serve`. A claim reads
+    // outbox_due_idx; `tessera mail list --state` reads outbox_state_idx.
     id: '0008_outbox',
     statements: [
       `CREATE TABLE outbox (
@@ -227,7 +227,7 @@ export const migrations: Migration[] = [
         last_error TEXT,
         updated_at BIGINT NOT NULL
       )`,
-      `CREATE INDEX outbox_due_idx ON outbox(next_attempt_at) WHERE state = 'pending'`,
+      `CREATE INDEX outbox_due_idx ON outbox(state, next_attempt_at)`,
       `CREATE INDEX outbox_state_idx ON outbox(state, created_at)`,
     ],
   },

@@ -37,7 +37,7 @@ export interface OutboxRecord {
 }
 
 /** A new row, written through the transaction of the change that causes it. */
-export interface OutboxEntry {
+export interface NewDelivery {
   kind: OutboxKind;
   target: string;
   topic: string;
@@ -94,7 +94,7 @@ export interface OutboxStore {
  * commits with the change or not at all, so a message is never sent for a change rolled
  * back nor lost for one committed. Workers send it after the commit.
  */
-export async function enqueue(tx: OutboxStore, clock: Clock, entry: OutboxEntry): Promise<string> {
+export async function enqueue(tx: OutboxStore, clock: Clock, entry: NewDelivery): Promise<string> {
   const now = clock.now();
   const id = newId();
   await tx.insertOutboxRecord({

@@ -9,8 +9,19 @@ export function outboxQueries(db: Kysely<Database>): OutboxStore {
     async insertOutboxRecord(record) {
       await db.insertInto('outbox').values(record).execute();
     },
-    claimOutboxRecords({ now, leaseMs, limit, kinds, token }) {
-      if (kinds.length === 0) return Promise.resolve([]);
+    async claimOutboxRecords({ now, leaseMs, limit, kinds, token }) {
+      if (kinds.length === 0) return [];
+      // Every instance looks every second: an idle look is a read (outbox_due_idx), not
+      // a write transaction, which on SQLite would take the write lock and sync each time.
+      const due = await db
+        .selectFrom('outbox')
+        .select('id')
+        .where('state', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
+        .where('kind', 'in', kinds)
+        .limit(1)
+        .executeTakeFirst();
+      if (!due) return [];
       return db
         .updateTable('outbox')
         .set({
