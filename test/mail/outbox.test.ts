@@ -188,6 +188,14 @@ it('refuses to queue a mail to something that is not one address', async () => {
         enqueueMail(store, new FakeClock(), { to, template: 'sign_in_code', variables: {} }),
       ).rejects.toMatchObject({ code: 'validation_error' });
     }
+    // A malformed language (from a browser, say) is no reason to refuse: English it is.
+    const id = await enqueueMail(store, new FakeClock(), {
+      to: 'ada@example.com',
+      template: 'sign_in_code',
+      locale: '../de',
+      variables: { code: '1' },
+    });
+    expect(JSON.parse((await store.findOutboxRecord(id))!.payload)).toMatchObject({ locale: 'en' });
   } finally {
     await store.close();
     await db.drop();

@@ -25,6 +25,8 @@ export interface MailPayload {
 // so nothing in it can become a header or a second recipient.
 const ADDRESS = /^[^\s@<>()",;:\\[\]]+@[^\s@<>()",;:\\[\]]+\.[^\s@<>()",;:\\[\]]+$/;
 
+const LOCALE = /^[a-z]{2,3}(?:[-_][a-z0-9]{2,8}){0,3}$/i;
+
 export function isMailAddress(text: string): boolean {
   return text.length <= 254 && ADDRESS.test(text);
 }
@@ -42,7 +44,9 @@ export async function enqueueMail(
   if (!isTemplateName(message.template)) throw validationError('no such mail template');
   const payload: MailPayload = {
     template: message.template,
-    locale: message.locale ?? 'en',
+    // A tag from a browser's Accept-Language may be anything: one that is not a plain BCP 47
+    // tag renders in English rather than refusing the change that sends the mail.
+    locale: message.locale !== undefined && LOCALE.test(message.locale) ? message.locale : 'en',
     variables: message.variables,
   };
   return enqueue(tx, clock, { kind: 'mail', target: message.to, topic: message.template, payload });

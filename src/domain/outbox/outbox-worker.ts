@@ -47,6 +47,12 @@ export interface OutboxWorkerOptions {
 }
 
 export const DEFAULT_LEASE_MS = 5 * 60_000;
+
+/** Written once a second while the database is away: log.ts counts the repeats. */
+export const OUTBOX_OUTAGE_MESSAGES = {
+  unclaimed: 'outbox claim failed',
+  unrecorded: 'outbox delivery could not be recorded',
+} as const;
 const PURGE_EVERY_MS = 60 * 60_000;
 
 /**
@@ -128,7 +134,7 @@ export class OutboxWorker {
         // A full batch suggests more are due: claim again at once.
         .then((count) => (count === this.#options.batchSize ? 0 : this.#options.pollMs))
         .catch((error: unknown) => {
-          this.#options.log.warn({ err: error }, 'outbox claim failed');
+          this.#options.log.warn({ err: error }, OUTBOX_OUTAGE_MESSAGES.unclaimed);
           return this.#options.pollMs;
         })
         .then((next) => {
@@ -166,7 +172,7 @@ export class OutboxWorker {
       }
     } catch (error) {
       // Delivered (or not) but unrecorded: the row is due again after the lease.
-      log.error({ ...fields, err: error }, 'outbox delivery could not be recorded');
+      log.error({ ...fields, err: error }, OUTBOX_OUTAGE_MESSAGES.unrecorded);
       return;
     }
     if (settlement.state === 'sent') {
