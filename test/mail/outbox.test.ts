@@ -73,6 +73,20 @@ describeEachDatabase('mail outbox', (kind) => {
     expect(smtp.received).toHaveLength(1);
   });
 
+  it('deletes sent mail once it is a week old; failed mail stays', async () => {
+    smtp.answer = (mail) =>
+      mail.to && 'text' in mail.to && mail.to.text.startsWith('gone')
+        ? { code: 550, message: 'no such user' }
+        : 'accept';
+    const sent = await queue('ada@example.com');
+    const failed = await queue('gone@example.com');
+    await worker.drain();
+    clock.advance(7 * 24 * 60 * 60_000 + 60 * 60_000);
+    await worker.runOnce();
+    expect(await store.findOutboxRecord(sent)).toBeUndefined();
+    expect(await store.findOutboxRecord(failed)).toMatchObject({ state: 'failed' });
+  });
+
   it('leaves no mail behind when the change that queued it rolls back', async () => {
     const failure = new Error('the change fails after queueing its mail');
     await expect(

@@ -67,7 +67,8 @@ export class OutboxWorker {
   #stopped = true;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
-  #lastPurge = -Infinity;
+  /** When sent rows were last deleted; the first purge comes an hour after the start. */
+  #lastPurge: number | undefined;
 
   constructor(options: OutboxWorkerOptions) {
     this.#options = {
@@ -116,6 +117,7 @@ export class OutboxWorker {
       token,
     });
     await Promise.all(claimed.map((record) => this.#attempt(record, token)));
+    this.#lastPurge ??= now;
     if (now - this.#lastPurge >= PURGE_EVERY_MS) {
       this.#lastPurge = now;
       await store.deleteSentOutboxRecords(now - this.#options.retentionMs);
