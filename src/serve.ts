@@ -29,6 +29,14 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
 /** Migrate, listen, sweep periodically, stop gracefully on SIGTERM/SIGINT. */
 async function start(config: Config, logger: Logger): Promise<void> {
   const { app, deps, close } = await buildApp(config, { checkpointInWorker: true }, logger);
+  // Every instance sends the outbox; claims keep two from sending one row (docs/mail.md).
+  // Built before migrating: a bad template directory stops the start before it writes.
+  const courier = buildCourier(config.mail, {
+    store: deps.store,
+    clock: deps.clock,
+    counters: deps.outboxCounters,
+    log: app.log,
+  });
   const applied = await deps.store.migrate();
   if (applied.length > 0) app.log.info({ applied }, 'migrations applied');
   await checkLegacyTokens(deps, app.log, true);
@@ -40,13 +48,6 @@ async function start(config: Config, logger: Logger): Promise<void> {
       .catch((error: unknown) => app.log.error({ err: error }, 'OIDC signing keys did not load'));
   }
 
-  // Every instance sends the outbox; claims keep two from sending one row (docs/mail.md).
-  const courier = buildCourier(config.mail, {
-    store: deps.store,
-    clock: deps.clock,
-    counters: deps.outboxCounters,
-    log: app.log,
-  });
   if (config.mail.smtpUrl === null) app.log.warn(LOG_MAILER_WARNING);
   courier.start();
 

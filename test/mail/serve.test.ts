@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { buildCourier } from '../../src/courier.js';
 import { enqueueMail } from '../../src/domain/mail/message.js';
@@ -7,7 +9,7 @@ import { openStorage } from '../../src/storage/open.js';
 import type { StoreHandle } from '../../src/storage/store.js';
 import { cliSandbox, type CliSandbox } from '../helpers/cli.js';
 import { FakeClock } from '../helpers/clock.js';
-import { type LoggingServe, startServe } from '../helpers/serve.js';
+import { type LoggingServe, linesOf, runServe, startServe } from '../helpers/serve.js';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp.js';
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -115,4 +117,23 @@ it('on SIGTERM, finishes and records the send in flight before the database clos
   expect(await serve.exited).toBe(0);
   expect(smtp.received.map((mail) => mail.messageId)).toEqual([`<${id}@example.com>`]);
   expect(await store.findOutboxRecord(id!)).toMatchObject({ state: 'sent', attempts: 1 });
+});
+
+it('a template file it would never use stops serve at start-up, naming the setting', async () => {
+  await setUp();
+  const dir = join(sandbox.dir, 'templates');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'sign_in_code.de.text'), 'Ihr Code: {{code}}');
+  const run = runServe({
+    ...sandbox.env,
+    SERVICE_PORT: '0',
+    SERVICE_LOG_LEVEL: 'info',
+    SERVICE_MAIL_TEMPLATES_DIR: dir,
+  });
+  expect(await run.exited).toBe(1);
+  const fatal = linesOf(run.stdout()).map((line) => JSON.parse(line) as Record<string, unknown>);
+  expect(fatal.at(-1)).toMatchObject({ level: 60, msg: 'start-up failed' });
+  expect(JSON.stringify(fatal.at(-1))).toContain(
+    'SERVICE_MAIL_TEMPLATES_DIR holds sign_in_code.de.text',
+  );
 });
