@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
 import { LastUseRecorder } from './domain/sessions/last-use.js';
+import { OutboxCounters } from './domain/outbox/outbox-worker.js';
 import type { PasswordHasher } from './domain/passwords/password-hasher.js';
 import { LegacyTokens } from './domain/tokens/legacy-tokens.js';
 import type { AppDeps } from './http/deps.js';
@@ -92,6 +93,7 @@ export async function buildServices(
       legacyTokens: new LegacyTokens(),
       totp: createOtplibTotp(),
       secondFactorRule: config.rateLimits.secondFactor,
+      outboxCounters: new OutboxCounters(),
     };
     return {
       deps,
@@ -110,7 +112,8 @@ export async function buildServices(
 export interface App {
   app: FastifyInstance;
   deps: AppDeps;
-  close(): Promise<void>;
+  /** `settling`: work (the outbox worker's stop) the database must outlive. */
+  close(settling?: Promise<unknown>): Promise<void>;
 }
 
 /** The server's parts; `logger` is the process's one logger (one at `config.logLevel` if absent). */
@@ -127,11 +130,12 @@ export async function buildApp(
   return {
     app,
     deps: services.deps,
-    async close() {
+    async close(settling) {
       // Rows buffered so far are written first: the drain may take up to its timeout.
       const flushed = services.deps.audit.flush();
       await app.shutdown(config.shutdownTimeoutMs);
       await flushed;
+      await settling;
       // Flushes again (the drained requests' rows), then closes the database.
       await services.close();
     },

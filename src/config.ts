@@ -62,6 +62,17 @@ export interface Config {
   accessLog: boolean;
   /** SERVICE_OIDC_ISSUER: the OpenID Connect provider's issuer URL; null turns OIDC off (docs/oidc.md). */
   oidcIssuer: string | null;
+  /** Mail (docs/mail.md); `smtpUrl` null: mail is written to the log instead of sent. */
+  mail: MailConfig;
+}
+
+export interface MailConfig {
+  /** SERVICE_SMTP_URL, credentials included: never log it. */
+  smtpUrl: string | null;
+  /** SERVICE_MAIL_FROM: the From of every mail. */
+  from: string;
+  /** SERVICE_MAIL_TEMPLATES_DIR: templates that replace the built-in ones. */
+  templatesDir: string | null;
 }
 
 export class ConfigError extends Error {
@@ -130,6 +141,9 @@ const OPTIONAL = [
   'SERVICE_LOGIN_UI_URL',
   'SERVICE_WEBAUTHN_RP_ID',
   'SERVICE_OIDC_ISSUER',
+  'SERVICE_SMTP_URL',
+  'SERVICE_MAIL_FROM',
+  'SERVICE_MAIL_TEMPLATES_DIR',
 ] as const;
 
 type OptionalName = (typeof OPTIONAL)[number];
@@ -379,6 +393,40 @@ function readDatabaseUrl(env: Env, dataDir: string): string {
   return url;
 }
 
+/** Shown in errors instead of the URL: its password must not reach a log. */
+function withoutPassword(text: string): string {
+  return text.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+}
+
+function mail(env: Env): MailConfig {
+  const smtpUrl = optional(env, 'SERVICE_SMTP_URL');
+  if (smtpUrl !== null) {
+    let protocol = '';
+    try {
+      protocol = new URL(smtpUrl).protocol;
+    } catch {
+      // reported below
+    }
+    if (protocol !== 'smtp:' && protocol !== 'smtps:') {
+      const accepts = 'smtp://user:password@host:port or smtps://...';
+      throw new ConfigError('SERVICE_SMTP_URL', accepts, withoutPassword(smtpUrl));
+    }
+  }
+  const from = optional(env, 'SERVICE_MAIL_FROM');
+  // `name@domain` or `Display Name <name@domain>`, on one line.
+  if (from !== null && !/^(?:[^<>\r\n]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/.test(from)) {
+    throw new ConfigError('SERVICE_MAIL_FROM', 'name@example.com or Name <name@example.com>', from);
+  }
+  if (from === null && smtpUrl !== null) {
+    throw new ConfigError('SERVICE_MAIL_FROM', 'an address when SERVICE_SMTP_URL is set', '');
+  }
+  return {
+    smtpUrl,
+    from: from ?? 'Tessera <tessera@localhost>',
+    templatesDir: optional(env, 'SERVICE_MAIL_TEMPLATES_DIR'),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = read(env, 'SERVICE_DATA_DIR');
   const databaseUrl = readDatabaseUrl(env, dataDir);
@@ -435,5 +483,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: level,
     accessLog: accessLog(env, level),
     oidcIssuer: issuer(env, publicUrl),
+    mail: mail(env),
   };
 }

@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { OUTBOX_OUTAGE_MESSAGES } from './domain/outbox/outbox-worker.js';
 import { RepeatGate } from './lib/repeat-gate.js';
 
 /** Secrets that must never reach a log line. */
@@ -24,7 +25,10 @@ export const OUTAGE_MESSAGES = {
   timeout: 'database timeout',
 } as const;
 
-const OUTAGE_SET: ReadonlySet<string> = new Set(Object.values(OUTAGE_MESSAGES));
+const OUTAGE_SET: ReadonlySet<string> = new Set([
+  ...Object.values(OUTAGE_MESSAGES),
+  ...Object.values(OUTBOX_OUTAGE_MESSAGES),
+]);
 
 export const REPEAT_WINDOW_MS = 60_000;
 

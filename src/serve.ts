@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Logger } from 'pino';
 import type { AppDeps } from './http/deps.js';
 import { type App, buildApp } from './app.js';
+import { LOG_MAILER_WARNING, buildCourier } from './courier.js';
 import { type Config, ConfigError, loadConfig, unknownVariableWarnings } from './config.js';
 import { sweep } from './domain/sweep.js';
 import { publicUrlWarning } from './http/security-headers.js';
@@ -34,6 +35,14 @@ async function start(config: Config, logger: Logger): Promise<void> {
 }
 
 async function run(config: Config, { app, deps, close }: App): Promise<void> {
+  // Every instance sends the outbox; claims keep two from sending one row (docs/mail.md).
+  // Built before migrating: a bad template directory stops the start before it writes.
+  const courier = buildCourier(config.mail, {
+    store: deps.store,
+    clock: deps.clock,
+    counters: deps.outboxCounters,
+    log: app.log,
+  });
   const applied = await deps.store.migrate();
   if (applied.length > 0) app.log.info({ applied }, 'migrations applied');
   await checkLegacyTokens(deps, app.log, true);
@@ -73,7 +82,9 @@ async function run(config: Config, { app, deps, close }: App): Promise<void> {
       process.exit(1);
     }, backstop).unref();
     // Starts the drain at once (docs/operations.md, "Shutdown"), then says so.
-    const closing = close();
+    // The worker stops claiming at once; the database closes once its sends are recorded
+    // (or abandoned after the drain's timeout: those are sent again after their lease).
+    const closing = close(courier.stop(config.shutdownTimeoutMs));
     app.log.info({ signal }, 'shutting down');
     closing
       .then(() => process.exit(0))
@@ -95,6 +106,9 @@ async function run(config: Config, { app, deps, close }: App): Promise<void> {
   app.log.info({ address, database: deps.store.dialect }, 'tessera listening');
   const warning = publicUrlWarning(config);
   if (warning) app.log.warn({ host: config.host }, warning);
+  // Sending starts once the start can no longer fail (a failed start closes the database).
+  if (config.mail.smtpUrl === null) app.log.warn(LOG_MAILER_WARNING);
+  courier.start();
 }
 
 /**

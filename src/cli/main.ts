@@ -10,6 +10,7 @@ import { dbCommands } from './db.js';
 import { exitStatus, reportFailure, toFailure } from './failure.js';
 import { identityCommands } from './identity.js';
 import { legacyTokenCommands } from './legacy-tokens.js';
+import { mailCommands } from './mail.js';
 import { oidcCommands } from './oidc.js';
 import { printJson, wantsJson } from './output.js';
 import { pepperCommands } from './pepper.js';
@@ -88,6 +89,7 @@ pepperCommands(program);
 oidcCommands(program);
 svcCommands(program);
 legacyTokenCommands(program);
+mailCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -3,6 +3,7 @@ import type { IdentityStore } from './identities/identity-store.js';
 import type { TransferStore } from './identity-transfer/transfer-store.js';
 import type { LinkStore } from './links/link-store.js';
 import type { OidcStore } from './oidc/oidc-store.js';
+import type { OutboxStore } from './outbox/outbox.js';
 import type { FlowStore } from './login-flows/flow-store.js';
 import type { PasskeyStore } from './passkeys/passkey-store.js';
 import type { RateLimitStore } from './rate-limit/rate-limit-store.js';
@@ -28,7 +29,8 @@ export interface Store
     LegacyTokenStore,
     SecondFactorStore,
     PasskeyStore,
-    OidcStore {
+    OidcStore,
+    OutboxStore {
   /**
    * Runs `work` in one database transaction: everything it writes commits, or none of it.
    * Inside a transaction, calling this again joins the open one.

@@ -10,6 +10,7 @@ import type { RateLimitRule } from '../lib/rate.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { LegacyTokens } from '../domain/tokens/legacy-tokens.js';
 import type { TotpEngine } from '../domain/second-factor/totp.js';
+import type { OutboxCounters } from '../domain/outbox/outbox-worker.js';
 
 /** Everything the HTTP adapter needs, built once by the composition root. */
 export interface AppDeps {
@@ -34,4 +35,6 @@ export interface AppDeps {
   totp: TotpEngine;
   /** Second-factor codes per identity (SERVICE_RATE_LIMIT_SECOND_FACTOR). */
   secondFactorRule: RateLimitRule;
+  /** What this process's outbox worker delivered (serve.ts runs it), for /metrics. */
+  outboxCounters: OutboxCounters;
 }

@@ -207,4 +207,28 @@ export const migrations: Migration[] = [
       `CREATE INDEX flows_legacy_token_idx ON flows(expires_at) WHERE token_format = 'legacy'`,
     ],
   },
+  {
+    // The transactional outbox (docs/mail.md): deliveries written in the transaction of the
+    // change that causes them, sent by the workers of every `tessera serve`. A claim reads
+    // outbox_due_idx; `tessera mail list --state` reads outbox_state_idx.
+    id: '0008_outbox',
+    statements: [
+      `CREATE TABLE outbox (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        target TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        created_at BIGINT NOT NULL,
+        next_attempt_at BIGINT NOT NULL,
+        claim_token TEXT,
+        last_error TEXT,
+        updated_at BIGINT NOT NULL
+      )`,
+      `CREATE INDEX outbox_due_idx ON outbox(state, next_attempt_at)`,
+      `CREATE INDEX outbox_state_idx ON outbox(state, created_at)`,
+    ],
+  },
 ];

@@ -6,6 +6,7 @@ import { identityQueries } from './queries/identities.js';
 import { linkQueries } from './queries/links.js';
 import { passkeyQueries } from './queries/passkeys.js';
 import { oidcQueries } from './queries/oidc.js';
+import { outboxQueries } from './queries/outbox.js';
 import { rateLimitQueries } from './queries/rate-limits.js';
 import { secondFactorQueries } from './queries/second-factor.js';
 import { serviceTokenQueries } from './queries/service-tokens.js';
@@ -53,7 +54,7 @@ export function createStore(db: Kysely<Database>, inTransaction = false): Store 
       passkeyQueries(db),
       oidcQueries(db),
     ),
-    transactional,
+    Object.assign(outboxQueries(db), transactional),
   );
   return store;
 }

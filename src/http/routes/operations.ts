@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppDeps } from '../deps.js';
 import { toDomainError } from '../errors.js';
+import { outboxMetrics } from '../outbox-metrics.js';
 import { RequestMetrics } from '../request-metrics.js';
 import { ERROR_CODES, StringEnum, json, responses } from '../schemas.js';
 
@@ -53,6 +54,9 @@ export function operationRoutes(app: FastifyInstance, deps: AppDeps): void {
   collectDefaultMetrics({ register: registry });
   const requestMetrics = new RequestMetrics();
   for (const metric of requestMetrics.metrics()) registry.registerMetric(metric);
+  for (const metric of outboxMetrics(deps.store, deps.outboxCounters)) {
+    registry.registerMetric(metric);
+  }
   // On every request, so kept cheap: a callback hook (no promise per request).
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';

@@ -22,6 +22,7 @@ export const COPY_ORDER = [
   'oidc_models',
   'oidc_clients',
   'oidc_signing_keys',
+  'outbox',
 ] as const satisfies readonly (keyof Database)[];
 
 export type CopiedTable = (typeof COPY_ORDER)[number];

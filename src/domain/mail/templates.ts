@@ -1,0 +1,103 @@
+/** The mails Tessera sends; each exists in English and in every language of BUILT_IN. */
+export const TEMPLATE_NAMES = [
+  'verification_code',
+  'recovery_code',
+  'sign_in_code',
+  'password_changed',
+] as const;
+export type TemplateName = (typeof TEMPLATE_NAMES)[number];
+
+export function isTemplateName(name: string): name is TemplateName {
+  return (TEMPLATE_NAMES as readonly string[]).includes(name);
+}
+
+/**
+ * One template in one language. `{{name}}` is a placeholder: replaced as it is in the
+ * subject and the text part, HTML-escaped in the HTML part.
+ */
+export interface Template {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export type TemplateSet = Partial<Record<string, Partial<Record<TemplateName, Partial<Template>>>>>;
+
+const html = (...paragraphs: string[]) =>
+  `<!doctype html>\n<html><body style="font-family: sans-serif; line-height: 1.5">\n${paragraphs
+    .map((paragraph) => `<p>${paragraph}</p>`)
+    .join('\n')}\n</body></html>\n`;
+
+const CODE = '<strong style="font-size: 1.4em; letter-spacing: 0.1em">{{code}}</strong>';
+
+/** Built-in templates by locale; `en` is complete and the fallback of every other. */
+export const BUILT_IN: Record<'en' | 'de', Record<TemplateName, Template>> = {
+  en: {
+    verification_code: {
+      subject: 'Your verification code: {{code}}',
+      text: 'Your code to confirm this email address is {{code}}.\n\nIf you did not ask for it, ignore this mail.\n',
+      html: html(
+        `Your code to confirm this email address is ${CODE}.`,
+        'If you did not ask for it, ignore this mail.',
+      ),
+    },
+    recovery_code: {
+      subject: 'Your account recovery code: {{code}}',
+      text: 'Your code to recover your account is {{code}}.\n\nIf you did not ask for it, someone may be trying to get into your account: do not pass the code on.\n',
+      html: html(
+        `Your code to recover your account is ${CODE}.`,
+        'If you did not ask for it, someone may be trying to get into your account: do not pass the code on.',
+      ),
+    },
+    sign_in_code: {
+      subject: 'Your sign-in code: {{code}}',
+      text: 'Your code to sign in is {{code}}.\n\nIf you did not try to sign in, ignore this mail.\n',
+      html: html(
+        `Your code to sign in is ${CODE}.`,
+        'If you did not try to sign in, ignore this mail.',
+      ),
+    },
+    password_changed: {
+      subject: 'Your password was changed',
+      text: 'The password of your account {{username}} was changed.\n\nIf this was not you, recover your account at once.\n',
+      html: html(
+        'The password of your account <strong>{{username}}</strong> was changed.',
+        'If this was not you, recover your account at once.',
+      ),
+    },
+  },
+  de: {
+    verification_code: {
+      subject: 'Ihr Bestätigungscode: {{code}}',
+      text: 'Ihr Code zur Bestätigung dieser E-Mail-Adresse lautet {{code}}.\n\nFalls Sie ihn nicht angefordert haben, ignorieren Sie diese E-Mail.\n',
+      html: html(
+        `Ihr Code zur Bestätigung dieser E-Mail-Adresse lautet ${CODE}.`,
+        'Falls Sie ihn nicht angefordert haben, ignorieren Sie diese E-Mail.',
+      ),
+    },
+    recovery_code: {
+      subject: 'Ihr Wiederherstellungscode: {{code}}',
+      text: 'Ihr Code zur Wiederherstellung Ihres Kontos lautet {{code}}.\n\nFalls Sie ihn nicht angefordert haben, versucht womöglich jemand, in Ihr Konto zu gelangen: Geben Sie den Code nicht weiter.\n',
+      html: html(
+        `Ihr Code zur Wiederherstellung Ihres Kontos lautet ${CODE}.`,
+        'Falls Sie ihn nicht angefordert haben, versucht womöglich jemand, in Ihr Konto zu gelangen: Geben Sie den Code nicht weiter.',
+      ),
+    },
+    sign_in_code: {
+      subject: 'Ihr Anmeldecode: {{code}}',
+      text: 'Ihr Code zur Anmeldung lautet {{code}}.\n\nFalls Sie sich nicht anmelden wollten, ignorieren Sie diese E-Mail.\n',
+      html: html(
+        `Ihr Code zur Anmeldung lautet ${CODE}.`,
+        'Falls Sie sich nicht anmelden wollten, ignorieren Sie diese E-Mail.',
+      ),
+    },
+    password_changed: {
+      subject: 'Ihr Passwort wurde geändert',
+      text: 'Das Passwort Ihres Kontos {{username}} wurde geändert.\n\nFalls Sie das nicht waren, stellen Sie Ihr Konto sofort wieder her.\n',
+      html: html(
+        'Das Passwort Ihres Kontos <strong>{{username}}</strong> wurde geändert.',
+        'Falls Sie das nicht waren, stellen Sie Ihr Konto sofort wieder her.',
+      ),
+    },
+  },
+};
