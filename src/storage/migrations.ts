@@ -207,4 +207,17 @@ export const migrations: Migration[] = [
       `CREATE INDEX flows_legacy_token_idx ON flows(expires_at) WHERE token_format = 'legacy'`,
     ],
   },
+  {
+    // Email addresses on identities (docs/api.md, "Email addresses"). Stored in canonical
+    // form (lowercased, domain as punycode), so a plain UNIQUE index makes an address
+    // belong to one identity at most on both databases, whichever instance writes; NULLs
+    // (no address) never collide. Verification is a time, not a flag: no boolean type
+    // differs between the two databases.
+    id: '0008_identity_email',
+    statements: [
+      `ALTER TABLE identities ADD COLUMN email TEXT`,
+      `ALTER TABLE identities ADD COLUMN email_verified_at BIGINT`,
+      `CREATE UNIQUE INDEX identities_email_idx ON identities(email)`,
+    ],
+  },
 ];
