@@ -118,6 +118,12 @@ describeEachDatabase('identity email addresses', (kind) => {
         email: address(),
       });
       expectError(sameName, 409, 'username_taken');
+      const bothTaken = await t.call('POST', '/v1/register', direct, {
+        username: first.json().username,
+        password: PASSWORD,
+        email,
+      });
+      expectError(bothTaken, 409, 'email_taken');
       // Nothing of the refused registrations was stored.
       expect((await lookup(email)).json().id).toBe(first.json().id);
       const registered = (await auditSince(t, before)).filter(

@@ -86,15 +86,13 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
       if ((username === undefined) === (email === undefined)) {
         throw validationError('give exactly one of username and email');
       }
-      let identity;
-      if (username !== undefined) {
-        request.audit!.details.username = username;
-        identity = await findIdentityByUsername(deps.store, username);
-      } else {
-        // The address stays out of the audit trail (docs/api.md); what was looked up, not who.
-        request.audit!.details.by = 'email';
-        identity = await findIdentityByEmail(deps.store, email!);
-      }
+      // The address stays out of the audit trail (docs/api.md): that it was looked up, not which.
+      if (username === undefined) request.audit!.details.by = 'email';
+      else request.audit!.details.username = username;
+      const identity =
+        username === undefined
+          ? await findIdentityByEmail(deps.store, email!)
+          : await findIdentityByUsername(deps.store, username);
       request.audit!.target = identity.id;
       return toIdentity(identity);
     },
