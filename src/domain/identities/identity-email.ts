@@ -69,6 +69,7 @@ export async function setIdentityEmail(
   }
 }
 
+/** When the address counts as verified after the change; null: unverified (or none). */
 function verificationOf(
   target: IdentityRecord,
   email: string | null,
@@ -78,7 +79,7 @@ function verificationOf(
   if (email === null) return null;
   if (verified === undefined) return email === target.email ? target.email_verified_at : null;
   if (!verified) return null;
-  // Already verified: keep when it was.
+  // Vouched for again: an address already verified keeps the time it first was.
   return email === target.email && target.email_verified_at !== null
     ? target.email_verified_at
     : now;
