@@ -22,6 +22,7 @@ export interface Failure {
 const TEXT: Partial<Record<CliErrorCode, string>> = {
   not_found: 'not found',
   username_taken: 'username is already taken',
+  email_taken: 'email address belongs to another identity',
 };
 
 const defaultText = (code: CliErrorCode) => TEXT[code] ?? code.replaceAll('_', ' ');

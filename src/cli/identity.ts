@@ -5,6 +5,8 @@ import {
   setIdentityState,
 } from '../domain/identities/identity-service.js';
 import { toIdentity } from '../domain/identities/identity.js';
+import { setIdentityEmail } from '../domain/identities/identity-email.js';
+import { validationError } from '../domain/errors.js';
 import { listIdentities, parseIdentityListQuery } from '../domain/identities/list-identities.js';
 import { setPassword } from '../domain/passwords/set-password.js';
 import { cliActor, withServices } from './context.js';
@@ -22,12 +24,16 @@ export function identityCommands(program: Command): void {
     .description('create an identity; the password is read from standard input')
     .requiredOption('--username <username>', 'unique username')
     .option('--display-name <name>', 'display name (default: the username)')
+    .option('--email <address>', 'email address (no other identity may have it)')
+    .option('--email-verified', 'mark the address as verified (you vouch for it)')
     .option('--password-stdin', 'read the password from standard input')
     .option('--json', 'print one JSON document')
     .action(
       async (options: {
         username: string;
         displayName?: string;
+        email?: string;
+        emailVerified?: boolean;
         passwordStdin?: boolean;
         json?: boolean;
       }) => {
@@ -37,6 +43,8 @@ export function identityCommands(program: Command): void {
             username: options.username,
             password,
             display_name: options.displayName,
+            email: options.email,
+            email_verified: options.emailVerified,
           }),
         );
         if (options.json) return printJson(created);
@@ -99,6 +107,38 @@ export function identityCommands(program: Command): void {
         if (options.json) return printJson(changed);
         console.log(`set the password of ${changed.identity.username} (${changed.identity.id})`);
         if (!options.keepSessions) console.log(`revoked ${changed.revoked_sessions} session(s)`);
+      },
+    );
+
+  identity
+    .command('set-email <idOrUsername> [address]')
+    .description(
+      "set an identity's email address (a new one unverified unless --verified), or --remove it",
+    )
+    .option('--verified', 'mark the address as verified (you vouch for it)')
+    .option('--remove', 'remove the address')
+    .option('--json', 'print one JSON document')
+    .action(
+      async (
+        idOrUsername: string,
+        address: string | undefined,
+        options: { verified?: boolean; remove?: boolean; json?: boolean },
+      ) => {
+        if ((address === undefined) === !options.remove) {
+          throw validationError('give an address, or --remove (not both)');
+        }
+        const changed = await withServices((deps) =>
+          setIdentityEmail(deps, cliActor(), idOrUsername, {
+            email: address ?? null,
+            verified: options.verified,
+          }),
+        );
+        if (options.json) return printJson(changed);
+        const what =
+          changed.email === null
+            ? 'no email address'
+            : `${changed.email} (${changed.email_verified ? 'verified' : 'unverified'})`;
+        console.log(`${changed.username} (${changed.id}) now has ${what}`);
       },
     );
 

@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'username_taken'
+  | 'email_taken'
   | 'validation_error'
   | 'rate_limited'
   | 'unavailable'

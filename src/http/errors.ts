@@ -14,6 +14,7 @@ export const ERROR_STATUS: Record<ErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   username_taken: 409,
+  email_taken: 409,
   validation_error: 422,
   rate_limited: 429,
   unavailable: 503,

@@ -5,7 +5,7 @@ import { SESSION_COOKIE } from './cookies.js';
 import { AccountPasswordBody, AccountProfileBody, AccountProfileSchema } from './routes/account.js';
 import { PasswordBody, RegisterBody } from './routes/direct-auth.js';
 import { SetPasswordBody } from './routes/identity-credentials.js';
-import { ProfileBody, RevokedSchema } from './routes/identities.js';
+import { EmailBody, ProfileBody, RevokedSchema } from './routes/identities.js';
 import { AttachBody, DetachBody, LinkSchema, SignInBody, SignInResponse } from './routes/links.js';
 import {
   FlowDetailSchema,
@@ -55,6 +55,7 @@ const COMPONENTS = new Map<TSchema, string>([
   [RegisterBody, 'Registration'],
   [PasswordBody, 'PasswordCredentials'],
   [ProfileBody, 'ProfileUpdate'],
+  [EmailBody, 'EmailChange'],
   [VerifyBody, 'SessionVerification'],
   [RevokeBody, 'SessionRevocation'],
   [SignInBody, 'LinkSignIn'],

@@ -28,6 +28,11 @@ export const IdentitySchema = Type.Object(
     username: Type.String(),
     display_name: Type.String(),
     avatar_url: Type.Union([Type.String(), Type.Null()]),
+    email: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Lowercased, the domain in punycode (docs/api.md, "Email addresses"); unique among identities',
+    }),
+    email_verified: Type.Boolean({ description: 'False whenever email is null' }),
     state: StringEnum(['active', 'disabled']),
     created_at: Timestamp,
     updated_at: Timestamp,

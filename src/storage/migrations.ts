@@ -231,4 +231,17 @@ export const migrations: Migration[] = [
       `CREATE INDEX outbox_state_idx ON outbox(state, created_at)`,
     ],
   },
+  {
+    // Email addresses on identities (docs/api.md, "Email addresses"). Stored in canonical
+    // form (lowercased, domain as punycode), so a plain UNIQUE index makes an address
+    // belong to one identity at most on both databases, whichever instance writes; NULLs
+    // (no address) never collide. Verification is a time, not a flag: no boolean type
+    // differs between the two databases.
+    id: '0009_identity_email',
+    statements: [
+      `ALTER TABLE identities ADD COLUMN email TEXT`,
+      `ALTER TABLE identities ADD COLUMN email_verified_at BIGINT`,
+      `CREATE UNIQUE INDEX identities_email_idx ON identities(email)`,
+    ],
+  },
 ];

@@ -69,6 +69,8 @@ describe('tessera identity list', { timeout: 180_000 }, () => {
       username: 'list-c',
       display_name: rows[2]!.display_name,
       avatar_url: null,
+      email: null,
+      email_verified: false,
       state: 'active',
       created_at: '2026-03-01T00:00:00.002Z',
       updated_at: new Date(rows[2]!.updated_at).toISOString(),

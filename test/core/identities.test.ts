@@ -43,6 +43,8 @@ describeEachDatabase('identities', (kind) => {
         username: 'dora.explorer',
         display_name: 'Dora',
         avatar_url: 'https://img.example/dora.png',
+        email: null,
+        email_verified: false,
         state: 'active',
         created_at: now,
         updated_at: now,

@@ -74,6 +74,25 @@ export const CORE_ENDPOINTS: CoreEndpoint[] = [
     },
   },
   {
+    name: 'GET /v1/identities?email=',
+    grant: 'identity_read',
+    action: 'identity_lookup',
+    ok: 200,
+    async request(t) {
+      const identity = await createIdentity(t);
+      const email = `${identity.username}@example.com`;
+      await t.deps.store.setIdentityEmail(identity.id, email, null, t.clock.now());
+      return { method: 'GET', url: `/v1/identities?email=${encodeURIComponent(email)}` };
+    },
+  },
+  {
+    name: 'PUT /v1/identities/{id}/email',
+    grant: 'identity_write',
+    action: 'identity_set_email',
+    ok: 200,
+    request: onNewIdentity('PUT', '/email', () => ({ email: `${uniqueName()}@example.com` })),
+  },
+  {
     name: 'PATCH /v1/identities/{id}/profile',
     grant: 'identity_write',
     action: 'identity_update',

@@ -4,6 +4,7 @@ import { type AppOnDatabase, encodeUtf8 } from './hostile.js';
 import {
   accepted,
   avatarUrl,
+  canonicalEmailAtExample,
   canonicalUsername,
   codePoints,
   displayName,
@@ -186,6 +187,25 @@ export const IDENTITY_SINKS: Sink[] = [
       return name === null ? refused(field) : accepted(200, name);
     },
   })),
+  {
+    name: 'PUT /v1/identities/{id}/email',
+    wrap: (value) => `h${value}x@example.com`,
+    limits: [
+      ['64 before the @', `${'e'.repeat(64)}@example.com`],
+      ['65 before the @', `${'e'.repeat(65)}@example.com`],
+    ],
+    run: async (ctx, value) =>
+      readBack(
+        await ctx.t.call('PUT', `/v1/identities/${ctx.base.id}/email`, ctx.all, { email: value }),
+        200,
+        (b) => b.email,
+        async () => (await identityOf(ctx, ctx.base.id)).email,
+      ),
+    expect(value) {
+      const email = canonicalEmailAtExample(value);
+      return email === null ? refused('email') : accepted(200, email);
+    },
+  },
   {
     name: 'GET /v1/identities?username=',
     limits: [['65 characters', 'u'.repeat(65)]],

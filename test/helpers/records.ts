@@ -17,6 +17,8 @@ export function identityRow(overrides: Partial<IdentityRecord> = {}): IdentityRe
     username: `user-${id.slice(-12)}`,
     display_name: 'Some One',
     avatar_url: null,
+    email: null,
+    email_verified_at: null,
     state: 'active',
     password_hash: '$argon2id$v=19$m=1024,t=1,p=1$c2FsdA$aGFzaA',
     created_at: T0,

@@ -34,6 +34,20 @@ export function returnTo(raw: string): string | null {
     ? url.href
     : null;
 }
+/**
+ * An address at example.com (api.md 2.1, restated): trimmed, one line, one `@`, then a
+ * dot-atom of ASCII atext of at most 64 characters before it; lowercased.
+ */
+export function canonicalEmailAtExample(raw: string): string | null {
+  const text = raw.trim();
+  if (!oneLine(text)) return null;
+  const parts = text.split('@');
+  if (parts.length !== 2 || parts[1]!.toLowerCase() !== 'example.com') return null;
+  const atom = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
+  const local = parts[0]!;
+  const valid = new RegExp(`^${atom}(\\.${atom})*$`).test(local) && local.length <= 64;
+  return valid ? `${local.toLowerCase()}@example.com` : null;
+}
 export const linkKey = (raw: string) => opaque(raw) && bytes(raw) >= 1 && bytes(raw) <= 255;
 
 /** What one request came to, comparable across databases (ids and times left out). */

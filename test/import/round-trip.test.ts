@@ -42,11 +42,19 @@ describeEachDatabase('export from SQLite, import into a fresh database', (kind) 
       'origin.jsonl',
       jsonLines([
         // Tessera's own hash (from the plaintext) by the time of the export…
-        { username: 'ada', password: passwordOf('ada'), display_name: 'Ada L.' },
+        {
+          username: 'ada',
+          password: passwordOf('ada'),
+          display_name: 'Ada L.',
+          email: ' Ada.L@Example.COM ',
+          email_verified: true,
+        },
         // …and one still in its imported form (not signed in since).
         {
           username: 'bob',
           password_hash: await FIXTURE_FORMATS.passlib_pbkdf2_sha512!(passwordOf('bob')),
+          // An internationalised domain: exported, and carried, in its punycode form.
+          email: 'Bob@Bücher.example',
           links: [
             { provider: 'github', subject: '42', verified: true },
             { provider: 'google', subject: 'b@example.com' },
@@ -81,6 +89,8 @@ describeEachDatabase('export from SQLite, import into a fresh database', (kind) 
       username: 'ada',
       display_name: 'Ada L.',
       avatar_url: null,
+      email: 'ada.l@example.com',
+      email_verified: true,
       state: 'active',
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       links: [],
@@ -89,6 +99,8 @@ describeEachDatabase('export from SQLite, import into a fresh database', (kind) 
     });
     expect(bob.password_hash).toMatch(/^\$pbkdf2-sha512\$1000\$/);
     expect(bob).not.toHaveProperty('password_hash_peppered');
+    expect(bob).toMatchObject({ email: 'bob@xn--bcher-kva.example', email_verified: false });
+    expect(cyd).toMatchObject({ email: null, email_verified: false });
     expect(bob.links).toEqual([
       { provider: 'github', subject: '42', verified: true },
       { provider: 'google', subject: 'b@example.com', verified: false },
@@ -115,6 +127,9 @@ describeEachDatabase('export from SQLite, import into a fresh database', (kind) 
     expect((await signIn('bob')).statusCode).toBe(200);
     expect((await signIn('cyd')).json()).toEqual({ error: 'identity_disabled' });
     expect((await signIn('dee')).json()).toEqual({ error: 'invalid_credentials' });
+    const read = await target.token('identity_read');
+    const ada = await target.call('GET', '/v1/identities?email=ADA.L@example.com', read);
+    expect(ada.json()).toMatchObject({ username: 'ada', email_verified: true });
     // bob's imported hash became Tessera's own on the target; ada's was already.
     const rehashed = (await auditEntries(target)).filter((row) => row.action === 'password_rehash');
     expect(rehashed).toEqual([

@@ -61,6 +61,8 @@ describeEachDatabase('link sign-in', (kind) => {
             username: name.toLowerCase(),
             display_name: 'The Octocat',
             avatar_url: null,
+            email: null,
+            email_verified: false,
             state: 'active',
             created_at: iso,
             updated_at: iso,

@@ -71,6 +71,31 @@ describeEachDatabase('store contract', (kind) => {
       expect(await store.setIdentityState(identityRow().id, 'disabled', T0)).toBeUndefined();
     });
 
+    it('sets, finds by and clears an email; a taken one is UniqueViolation; NULLs never collide', async () => {
+      const row = identityRow();
+      await store.insertIdentity(row);
+      const other = identityRow();
+      await store.insertIdentity(other);
+      const email = `${row.username}@example.com`;
+      const set = await store.setIdentityEmail(row.id, email, T0 + 3, T0 + 4);
+      expect(set).toEqual({ ...row, email, email_verified_at: T0 + 3, updated_at: T0 + 4 });
+      expect(await store.findIdentityByEmail(email)).toEqual(set);
+      expect(await store.findIdentityByEmail(`x${email}`)).toBeUndefined();
+      const error = await store
+        .setIdentityEmail(other.id, email, null, T0 + 5)
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(UniqueViolation);
+      const taken = identityRow({ email });
+      expect(await store.insertIdentity(taken).catch((caught: unknown) => caught)).toBeInstanceOf(
+        UniqueViolation,
+      );
+      expect(await store.findIdentityById(other.id)).toEqual(other);
+      const cleared = await store.setIdentityEmail(row.id, null, null, T0 + 6);
+      expect(cleared).toMatchObject({ email: null, email_verified_at: null });
+      expect(await store.setIdentityEmail(other.id, email, null, T0 + 7)).toMatchObject({ email });
+      expect(await store.setIdentityEmail(identityRow().id, null, null, T0)).toBeUndefined();
+    });
+
     it('sets the password hash and updated_at only; undefined for an unknown id', async () => {
       const row = identityRow({ display_name: 'Keeps' });
       await store.insertIdentity(row);

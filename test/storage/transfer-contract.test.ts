@@ -14,7 +14,12 @@ describeEachDatabase('store contract: import, export, rehash', (kind) => {
 
   it('inserts identities and links many at a time, past one statement of 500', async () => {
     const rows = Array.from({ length: 1_203 }, (_, n) =>
-      identityRow({ username: `bulk-${n}`, created_at: T0 + n }),
+      identityRow({
+        username: `bulk-${n}`,
+        created_at: T0 + n,
+        // Every other one with an address: 602 of them, past one statement of 500.
+        ...(n % 2 === 0 ? { email: `bulk-${n}@example.com`, email_verified_at: T0 } : {}),
+      }),
     );
     await store.insertIdentities(rows);
     const links = rows.map((row, n) => linkRow(row.id, { provider: 'bulk', subject: `s-${n}` }));
@@ -26,6 +31,11 @@ describeEachDatabase('store contract: import, export, rehash', (kind) => {
     expect((await store.existingUsernames(asked)).sort()).toEqual(
       rows.map((row) => row.username).sort(),
     );
+    const emails = rows.map((_, n) => `bulk-${n}@example.com`);
+    expect((await store.existingEmails(emails)).sort()).toEqual(
+      rows.flatMap((row) => (row.email === null ? [] : [row.email])).sort(),
+    );
+    expect(await store.existingEmails(['nobody@example.com'])).toEqual([]);
     const ids = [rows[0]!.id, identityRow().id, rows[1_100]!.id];
     expect((await store.existingIdentityIds(ids)).sort()).toEqual(
       [rows[0]!.id, rows[1_100]!.id].sort(),

@@ -24,7 +24,13 @@ describe('tessera legacy-tokens', () => {
     const identity = identityRow();
     db.prepare(
       'INSERT INTO identities (id, username, display_name, avatar_url, state, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    ).run(...Object.values(identity));
+    ).run(
+      ...(['id', 'username', 'display_name', 'avatar_url', 'state', 'password_hash'] as const).map(
+        (column) => identity[column],
+      ),
+      identity.created_at,
+      identity.updated_at,
+    );
     const session = unmarked(
       stored(sessionRow(identity.id, { expires_at: Date.now() + 3_600_000 })),
     );

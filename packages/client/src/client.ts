@@ -24,6 +24,7 @@ import type {
   PasswordCredentials,
   PasswordSetting,
   ProfileUpdate,
+  EmailChange,
   Readiness,
   Registration,
   RevokedSessions,
@@ -67,6 +68,10 @@ export interface TesseraClient {
   readonly acceptLegacyTokens: boolean;
   getIdentity(id: string, options?: CallOptions): Promise<Identity>;
   lookupIdentityByUsername(username: string, options?: CallOptions): Promise<Identity>;
+  /** The identity with this address, in any case (404 when none). */
+  lookupIdentityByEmail(email: string, options?: CallOptions): Promise<Identity>;
+  /** Sets, verifies or removes (`email: null`) the address; 409 `email_taken` when another has it. */
+  setEmail(id: string, change: EmailChange, options?: CallOptions): Promise<Identity>;
   updateProfile(id: string, update: ProfileUpdate, options?: CallOptions): Promise<Identity>;
   register(registration: Registration, options?: CallOptions): Promise<Identity>;
   registerAndAuthenticate(
@@ -183,6 +188,20 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     lookupIdentityByUsername: (username, o) =>
       unwrap(
         raw.GET('/v1/identities', { params: { query: { username } }, signal: o?.signal }),
+        o?.signal,
+      ),
+    lookupIdentityByEmail: (email, o) =>
+      unwrap(
+        raw.GET('/v1/identities', { params: { query: { email } }, signal: o?.signal }),
+        o?.signal,
+      ),
+    setEmail: (id, change, o) =>
+      unwrap(
+        raw.PUT('/v1/identities/{id}/email', {
+          params: { path: { id } },
+          body: change,
+          signal: o?.signal,
+        }),
         o?.signal,
       ),
     updateProfile: (id, update, o) =>

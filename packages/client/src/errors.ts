@@ -50,6 +50,7 @@ const ERROR_CODES = {
   forbidden: true,
   not_found: true,
   username_taken: true,
+  email_taken: true,
   validation_error: true,
   rate_limited: true,
   unavailable: true,

@@ -15,6 +15,7 @@ export type RevokedSessions = Schemas['RevokedSessions'];
 export type Readiness = Schemas['Readiness'];
 export type Registration = Schemas['Registration'];
 export type ProfileUpdate = Schemas['ProfileUpdate'];
+export type EmailChange = Schemas['EmailChange'];
 export type LinkAttachment = Schemas['LinkAttachment'];
 export type LinkKey = Schemas['LinkKey'];
 /** The error model every failure answers: `{error, message?, retry_after?}`. */

@@ -37,6 +37,28 @@ describe('the client against a real Tessera process', () => {
   });
   afterAll(() => tessera?.stop());
 
+  it('email addresses: register with one, look it up, set, verify and remove it', async () => {
+    const erin = await client.register({
+      username: 'erin-mail',
+      password: PASSWORD,
+      email: 'Erin@Example.COM',
+      email_verified: true,
+    });
+    expect(erin).toMatchObject({ email: 'erin@example.com', email_verified: true });
+    expect(await client.lookupIdentityByEmail('ERIN@example.com')).toEqual(erin);
+    const gwen = await client.register({ username: 'gwen', password: PASSWORD });
+    const taken = await failure(client.setEmail(gwen.id, { email: 'erin@EXAMPLE.com' }));
+    expect(taken).toMatchObject({ code: 'email_taken', status: 409 });
+    expectTypeOf(taken.code).toEqualTypeOf<ErrorCode>();
+    const set = await client.setEmail(gwen.id, { email: 'gwen@example.com', verified: true });
+    expect(set).toMatchObject({ email: 'gwen@example.com', email_verified: true });
+    const removed = await client.setEmail(gwen.id, { email: null });
+    expect(removed).toMatchObject({ email: null, email_verified: false });
+    expect(await failure(client.lookupIdentityByEmail('gwen@example.com'))).toMatchObject({
+      code: 'not_found',
+    });
+  });
+
   it('calls every service endpoint', async () => {
     const alice = await client.register({
       username: 'alice',

@@ -2,7 +2,7 @@ import type { Clock } from '../../lib/clock.js';
 import { isUuid, newId } from '../../lib/ids.js';
 import { UniqueViolation } from '../unique-violation.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
-import { DomainError, notFound } from '../errors.js';
+import { DomainError, notFound, validationError } from '../errors.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { type PasswordPolicy, requirePasswordPolicy } from '../password-policy/policy.js';
 import type { SessionDeps } from '../sessions/session-service.js';
@@ -22,6 +22,7 @@ import {
   toIdentity,
 } from './identity.js';
 import type { ProfilePatch } from './identity-store.js';
+import { requireEmail } from './email.js';
 
 export interface IdentityDeps extends SessionDeps {
   store: Store;
@@ -36,6 +37,9 @@ export interface Registration {
   password: string;
   display_name?: string;
   avatar_url?: string | null;
+  email?: string | null;
+  /** A trusted backend vouches for the address; needs `email`. */
+  email_verified?: boolean;
 }
 
 /** Validates and hashes outside any transaction: argon2 must never hold a database lock. */
@@ -43,6 +47,10 @@ async function prepareIdentity(deps: IdentityDeps, input: Registration): Promise
   const username = requireUsername(input.username);
   const displayName = requireDisplayName(input.display_name ?? username);
   const avatarUrl = requireAvatarUrl(input.avatar_url ?? null);
+  const email = input.email == null ? null : requireEmail(input.email);
+  if (input.email_verified === true && email === null) {
+    throw validationError('email_verified needs an email');
+  }
   await requirePasswordPolicy(deps.passwordPolicy, input.password, { username, displayName });
   const passwordHash = await deps.hasher.hash(input.password);
   const now = deps.clock.now();
@@ -51,6 +59,8 @@ async function prepareIdentity(deps: IdentityDeps, input: Registration): Promise
     username,
     display_name: displayName,
     avatar_url: avatarUrl,
+    email,
+    email_verified_at: input.email_verified === true ? now : null,
     state: 'active',
     password_hash: passwordHash,
     created_at: now,
@@ -58,13 +68,41 @@ async function prepareIdentity(deps: IdentityDeps, input: Registration): Promise
   };
 }
 
-/** The username's UNIQUE constraint settles races: exactly one concurrent insert wins. */
+/**
+ * The username's and the address's UNIQUE indexes settle races: exactly one concurrent
+ * insert wins. Without an address only the username can be taken; with one, which rule
+ * refused is told once the transaction has ended (`inserting`).
+ */
 export async function insertNewIdentity(tx: Store, record: IdentityRecord): Promise<void> {
   try {
     await tx.insertIdentity(record);
   } catch (error) {
-    if (error instanceof UniqueViolation) throw new DomainError('username_taken');
+    if (error instanceof UniqueViolation && record.email === null) {
+      throw new DomainError('username_taken');
+    }
     throw error;
+  }
+}
+
+/**
+ * Runs the transaction that inserts `record`; a unique violation becomes `email_taken` or
+ * `username_taken`. The drivers do not say which index refused (SQLite names it only in
+ * its message), so the answer reads the address after the rollback: the winner that
+ * refused this insert has committed by then (PostgreSQL made the insert wait for it;
+ * SQLite writes one at a time), so the address is found held unless the refusal was the
+ * username's.
+ */
+async function inserting<T>(
+  store: Store,
+  record: IdentityRecord,
+  transaction: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await transaction();
+  } catch (error) {
+    if (!(error instanceof UniqueViolation) || record.email === null) throw error;
+    const holder = await store.findIdentityByEmail(record.email);
+    throw new DomainError(holder ? 'email_taken' : 'username_taken');
   }
 }
 
@@ -74,10 +112,16 @@ export async function registerIdentity(
   input: Registration,
 ): Promise<Identity> {
   const record = await prepareIdentity(deps, input);
-  await deps.store.transaction(async (tx) => {
-    await insertNewIdentity(tx, record);
-    await deps.audit.write(tx, actor, { action: 'identity_register', target_identity: record.id });
-  });
+  await inserting(deps.store, record, () =>
+    deps.store.transaction(async (tx) => {
+      await insertNewIdentity(tx, record);
+      await deps.audit.write(tx, actor, {
+        action: 'identity_register',
+        target_identity: record.id,
+        details: registrationDetails(record),
+      });
+    }),
+  );
   return toIdentity(record);
 }
 
@@ -88,21 +132,28 @@ export async function registerAndAuthenticate(
   device: SessionDevice,
 ): Promise<MintedSession> {
   const record = await prepareIdentity(deps, input);
-  return deps.store.transaction(async (tx) => {
-    await insertNewIdentity(tx, record);
-    return completeSignIn(
-      deps,
-      tx,
-      record,
-      passwordMethod,
-      {
-        actor,
-        action: 'identity_register_and_authenticate',
-        details: { sign_in_method: passwordMethod.id },
-      },
-      device,
-    );
-  });
+  return inserting(deps.store, record, () =>
+    deps.store.transaction(async (tx) => {
+      await insertNewIdentity(tx, record);
+      return completeSignIn(
+        deps,
+        tx,
+        record,
+        passwordMethod,
+        {
+          actor,
+          action: 'identity_register_and_authenticate',
+          details: { sign_in_method: passwordMethod.id, ...registrationDetails(record) },
+        },
+        device,
+      );
+    }),
+  );
+}
+
+/** Whether a registration brought an address, and whether its backend vouched for it. */
+function registrationDetails(record: IdentityRecord): Record<string, unknown> {
+  return record.email === null ? {} : { email_verified: record.email_verified_at !== null };
 }
 
 export async function getIdentity(store: Store, id: string): Promise<IdentityRecord> {

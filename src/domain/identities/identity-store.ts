@@ -11,11 +11,23 @@ export interface IdentityListQuery {
   limit: number;
 }
 
-/** Persistence the identities module needs. Adapters throw UniqueViolation on a taken username. */
+/**
+ * Persistence the identities module needs. Adapters throw UniqueViolation on a taken
+ * username or email address (a UNIQUE index each, so races settle in the database).
+ */
 export interface IdentityStore {
   insertIdentity(record: IdentityRecord): Promise<void>;
   findIdentityById(id: string): Promise<IdentityRecord | undefined>;
   findIdentityByUsername(username: string): Promise<IdentityRecord | undefined>;
+  /** By canonical address (email.ts). */
+  findIdentityByEmail(email: string): Promise<IdentityRecord | undefined>;
+  /** Sets or clears the address; `verifiedAt` null leaves it unverified. */
+  setIdentityEmail(
+    id: string,
+    email: string | null,
+    verifiedAt: number | null,
+    updatedAt: number,
+  ): Promise<IdentityRecord | undefined>;
   updateIdentityProfile(
     id: string,
     patch: ProfilePatch,

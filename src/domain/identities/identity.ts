@@ -10,6 +10,10 @@ export interface IdentityRecord {
   username: string;
   display_name: string;
   avatar_url: string | null;
+  /** Canonical (email.ts), unique among identities; null when none is known. */
+  email: string | null;
+  /** When the address was verified (or vouched for by a backend); null: unverified or none. */
+  email_verified_at: number | null;
   state: IdentityState;
   password_hash: string | null;
   created_at: number;
@@ -25,6 +29,9 @@ export interface Identity {
   username: string;
   display_name: string;
   avatar_url: string | null;
+  email: string | null;
+  /** False whenever `email` is null. */
+  email_verified: boolean;
   state: IdentityState;
   created_at: string;
   updated_at: string;
@@ -36,6 +43,8 @@ export function toIdentity(record: IdentitySummary): Identity {
     username: record.username,
     display_name: record.display_name,
     avatar_url: record.avatar_url,
+    email: record.email,
+    email_verified: record.email !== null && record.email_verified_at !== null,
     state: record.state,
     created_at: toIso(record.created_at),
     updated_at: toIso(record.updated_at),

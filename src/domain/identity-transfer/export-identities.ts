@@ -128,6 +128,8 @@ function toExportLine(
     username: record.username,
     display_name: record.display_name,
     avatar_url: record.avatar_url,
+    email: record.email,
+    email_verified: record.email !== null && record.email_verified_at !== null,
     state: record.state,
     created_at: toIso(record.created_at),
     links: links.map((link) => ({

@@ -13,16 +13,17 @@ const linkText = (link: LinkKey) =>
   `${JSON.stringify(link.provider)}/${JSON.stringify(link.subject)}`;
 
 /**
- * A username, id or link twice in the same file: the later line is bad (whichever of the
+ * A username, email, id or link twice in the same file: the later line is bad (whichever of the
  * two the operator meant, importing both would make one depend on the order of batches).
  */
 export function duplicatesInFile(lines: ImportLine[]): BadLine[] {
   const usernames = new Map<string, number>();
+  const emails = new Map<string, number>();
   const ids = new Map<string, number>();
   const links = new Map<string, number>();
   const bad: BadLine[] = [];
   for (const line of lines) {
-    const problem = firstDuplicate(line, usernames, ids, links);
+    const problem = firstDuplicate(line, usernames, emails, ids, links);
     if (problem !== undefined) bad.push({ line: line.line, message: problem });
   }
   return bad;
@@ -31,12 +32,18 @@ export function duplicatesInFile(lines: ImportLine[]): BadLine[] {
 function firstDuplicate(
   line: ImportLine,
   usernames: Map<string, number>,
+  emails: Map<string, number>,
   ids: Map<string, number>,
   links: Map<string, number>,
 ): string | undefined {
   const seen = usernames.get(line.username);
   if (seen !== undefined) return `username ${line.username} is also on line ${seen}`;
   usernames.set(line.username, line.line);
+  if (line.email !== null) {
+    const seenEmail = emails.get(line.email);
+    if (seenEmail !== undefined) return `email ${line.email} is also on line ${seenEmail}`;
+    emails.set(line.email, line.line);
+  }
   if (line.id !== null) {
     const seenId = ids.get(line.id);
     if (seenId !== undefined) return `id ${line.id} is also on line ${seenId}`;
@@ -55,13 +62,16 @@ export interface SortedLines {
   fresh: ImportLine[];
   /** Lines whose username exists: skipped, never changed (a re-run skips what it wrote). */
   existing: ImportLine[];
-  /** Lines whose username is free but whose id or a link belongs to another identity. */
+  /** Lines whose username is free but whose id, email or a link belongs to another identity. */
   conflicting: BadLine[];
 }
 
 /** Sorts lines by what the database already holds. */
 export async function sortAgainstStore(
-  store: Pick<TransferStore, 'existingUsernames' | 'existingIdentityIds' | 'existingLinks'>,
+  store: Pick<
+    TransferStore,
+    'existingUsernames' | 'existingEmails' | 'existingIdentityIds' | 'existingLinks'
+  >,
   lines: ImportLine[],
 ): Promise<SortedLines> {
   const taken = new Set(await store.existingUsernames(lines.map((line) => line.username)));
@@ -69,6 +79,8 @@ export async function sortAgainstStore(
   const rest = lines.filter((line) => !taken.has(line.username));
   const ids = rest.flatMap((line) => (line.id === null ? [] : [line.id]));
   const takenIds = new Set(ids.length ? await store.existingIdentityIds(ids) : []);
+  const emails = rest.flatMap((line) => (line.email === null ? [] : [line.email]));
+  const takenEmails = new Set(emails.length ? await store.existingEmails(emails) : []);
   const keys = rest.flatMap((line) => line.links);
   const takenLinks = new Set((keys.length ? await store.existingLinks(keys) : []).map(keyOf));
   const sorted: SortedLines = { fresh: [], existing, conflicting: [] };
@@ -78,6 +90,11 @@ export async function sortAgainstStore(
       sorted.conflicting.push({
         line: line.line,
         message: `id ${line.id} belongs to another identity`,
+      });
+    } else if (line.email !== null && takenEmails.has(line.email)) {
+      sorted.conflicting.push({
+        line: line.line,
+        message: `email ${line.email} belongs to another identity`,
       });
     } else if (link !== undefined) {
       sorted.conflicting.push({

@@ -32,7 +32,7 @@ export interface ImportSummary {
   imported: number;
   /** Lines whose username already existed: skipped, the identity left as it is. */
   skipped: number;
-  /** Lines refused while writing: their username, id or a link was taken since the check. */
+  /** Lines refused while writing: their id, email or a link was taken since the check. */
   failed: BadLine[];
   /** Imported identities per password: a hash scheme, `plaintext` or `none`. */
   passwords: Record<string, number>;
@@ -137,6 +137,8 @@ async function prepare(deps: ImportDeps, lines: ImportLine[]): Promise<Prepared[
           username: line.username,
           display_name: line.display_name,
           avatar_url: line.avatar_url,
+          email: line.email,
+          email_verified_at: line.email_verified ? now : null,
           state: line.state,
           password_hash: hash,
           created_at: line.created_at ?? now,

@@ -7,6 +7,7 @@ import {
   requireDisplayName,
   requireUsername,
 } from '../identities/identity.js';
+import { requireEmail } from '../identities/email.js';
 import { requireLinkKeyPart } from '../links/link.js';
 import type { HashTransfer } from '../passwords/hash-transfer.js';
 
@@ -19,6 +20,9 @@ export interface ImportLine {
   username: string;
   display_name: string;
   avatar_url: string | null;
+  /** Canonical; null when the line has none. */
+  email: string | null;
+  email_verified: boolean;
   state: IdentityState;
   created_at: number | null;
   password: LinePassword;
@@ -38,6 +42,8 @@ const FIELDS = new Set([
   'username',
   'display_name',
   'avatar_url',
+  'email',
+  'email_verified',
   'state',
   'created_at',
   'password_hash',
@@ -130,6 +136,10 @@ export function parseImportLine(text: string, line: number, transfer: HashTransf
     throw validationError(`state must be one of: ${STATES.join(', ')}`);
   }
   const createdAt = optional<string>(object, 'created_at', 'string');
+  const rawEmail = optional<string>(object, 'email', 'string');
+  const email = rawEmail === undefined ? null : requireEmail(rawEmail);
+  const emailVerified = optional<boolean>(object, 'email_verified', 'boolean') ?? false;
+  if (emailVerified && email === null) throw validationError('email_verified needs an email');
   return {
     line,
     id: id?.toLowerCase() ?? null,
@@ -138,6 +148,8 @@ export function parseImportLine(text: string, line: number, transfer: HashTransf
       optional<string>(object, 'display_name', 'string') ?? username,
     ),
     avatar_url: requireAvatarUrl(optional<string>(object, 'avatar_url', 'string') ?? null),
+    email,
+    email_verified: emailVerified,
     state: state as IdentityState,
     created_at: createdAt === undefined ? null : parseInstant('created_at', createdAt),
     password: readPassword(object, transfer),

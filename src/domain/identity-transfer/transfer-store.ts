@@ -21,11 +21,13 @@ export interface CredentialHolders {
 export interface TransferStore {
   /** Which of these canonical usernames exist. */
   existingUsernames(usernames: string[]): Promise<string[]>;
+  /** Which of these canonical email addresses identities have. */
+  existingEmails(emails: string[]): Promise<string[]>;
   /** Which of these identity ids exist. */
   existingIdentityIds(ids: string[]): Promise<string[]>;
   /** Which of these links exist, whoever owns them. */
   existingLinks(keys: LinkKey[]): Promise<LinkKey[]>;
-  /** Multi-row inserts; a taken username, id or link throws UniqueViolation. */
+  /** Multi-row inserts; a taken username, email, id or link throws UniqueViolation. */
   insertIdentities(records: IdentityRecord[]): Promise<void>;
   insertLinks(records: LinkRecord[]): Promise<void>;
   /** Identities ordered by id, password hashes included. */

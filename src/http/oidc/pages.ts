@@ -6,6 +6,7 @@ import { STYLES_HASH } from '../login-page/styles.js';
 const SCOPE_TEXT: Record<string, string> = {
   openid: 'Know who you are (your Tessera account id)',
   profile: 'See your username, name and picture',
+  email: 'See your email address and whether it is verified',
   offline_access: 'Stay signed in to it while you are away',
 };
 

@@ -113,6 +113,10 @@ export function createProvider(
             name: identity.display_name,
             ...(identity.avatar_url ? { picture: identity.avatar_url } : {}),
             updated_at: Math.floor(identity.updated_at / 1000),
+            // The `email` scope's claims (OpenID Connect Core 5.4): none without an address.
+            ...(identity.email === null
+              ? {}
+              : { email: identity.email, email_verified: identity.email_verified_at !== null }),
           };
         },
       };
@@ -120,9 +124,10 @@ export function createProvider(
     claims: {
       openid: ['sub', 'acr', 'amr', 'auth_time'],
       profile: ['preferred_username', 'name', 'picture', 'updated_at'],
+      email: ['email', 'email_verified'],
     },
-    scopes: ['openid', 'profile', 'offline_access'],
-    // The profile claims go in the ID token too: most applications read only the ID token.
+    scopes: ['openid', 'profile', 'email', 'offline_access'],
+    // The profile and email claims go in the ID token too: most applications read only the ID token.
     conformIdTokenClaims: false,
     acrValues: [...ACR_VALUES],
     responseTypes: ['code'],

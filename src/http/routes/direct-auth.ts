@@ -30,6 +30,16 @@ export const RegisterBody = Type.Object(
     password: Type.String(),
     display_name: Type.Optional(Type.String()),
     avatar_url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    email: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description: 'An address no other identity has (else 409 email_taken); null: none',
+      }),
+    ),
+    email_verified: Type.Optional(
+      Type.Boolean({
+        description: 'The caller vouches for the address (default false); needs email',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -68,6 +78,7 @@ export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
         summary: 'Create an identity with a password',
         tags: ['identities'],
         body: RegisterBody,
+        description: 'A taken username is 409 username_taken; a taken email, 409 email_taken.',
         response: responses({ 201: IdentitySchema }, [...SERVICE_ERRORS, 409]),
       },
     },
@@ -92,6 +103,7 @@ export function directAuthRoutes(app: FastifyInstance, deps: AppDeps): void {
         tags: ['identities'],
         headers: StatedDeviceHeaders,
         body: RegisterBody,
+        description: 'A taken username is 409 username_taken; a taken email, 409 email_taken.',
         response: responses({ 201: MintedSessionSchema }, [...SERVICE_ERRORS, 409]),
       },
     },

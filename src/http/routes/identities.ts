@@ -5,7 +5,9 @@ import {
   getIdentity,
   updateProfile,
 } from '../../domain/identities/identity-service.js';
-import { toIdentity } from '../../domain/identities/identity.js';
+import { requireIdentityId, toIdentity } from '../../domain/identities/identity.js';
+import { findIdentityByEmail, setIdentityEmail } from '../../domain/identities/identity-email.js';
+import { validationError } from '../../domain/errors.js';
 import { revokeIdentitySessions } from '../../domain/sessions/session-service.js';
 import type { AppDeps } from '../deps.js';
 import { IdParams, IdentitySchema, SERVICE_ERRORS, responses } from '../schemas.js';
@@ -21,7 +23,29 @@ export const ProfileBody = Type.Object(
     description: 'The fields to change; a field left out keeps its value.',
   },
 );
-const UsernameQuery = Type.Object({ username: Type.String() });
+const LookupQuery = Type.Object(
+  {
+    username: Type.Optional(Type.String()),
+    email: Type.Optional(
+      Type.String({ description: 'Instead of username: the address, in any case' }),
+    ),
+  },
+  { description: 'Exactly one of username and email' },
+);
+export const EmailBody = Type.Object(
+  {
+    email: Type.Union([Type.String(), Type.Null()], {
+      description: 'The address (no other identity may have it); null removes it',
+    }),
+    verified: Type.Optional(
+      Type.Boolean({
+        description:
+          "The caller vouches for the address. Left out: false for a new address; the identity's address again keeps its verification",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 export const RevokedSchema = Type.Object(
   { revoked: Type.Integer({ description: 'How many live sessions were revoked' }) },
   { description: 'The sessions revoked' },
@@ -45,24 +69,56 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
     async (request) => toIdentity(await getIdentity(deps.store, request.params.id)),
   );
 
-  app.get<{ Querystring: Static<typeof UsernameQuery> }>(
+  app.get<{ Querystring: Static<typeof LookupQuery> }>(
     '/v1/identities',
     {
       config: { grant: 'identity_read', action: 'identity_lookup' },
       schema: {
         operationId: 'lookupIdentityByUsername',
-        summary: 'Find an identity by username',
+        summary: 'Find an identity by username or email address',
         tags: ['identities'],
-        querystring: UsernameQuery,
+        querystring: LookupQuery,
         response: responses({ 200: IdentitySchema }, [...SERVICE_ERRORS, 404]),
       },
     },
     async (request) => {
-      request.audit!.details.username = request.query.username;
-      const identity = await findIdentityByUsername(deps.store, request.query.username);
+      const { username, email } = request.query;
+      if ((username === undefined) === (email === undefined)) {
+        throw validationError('give exactly one of username and email');
+      }
+      // The address stays out of the audit trail (docs/api.md): that it was looked up, not which.
+      if (username === undefined) request.audit!.details.by = 'email';
+      else request.audit!.details.username = username;
+      const identity =
+        username === undefined
+          ? await findIdentityByEmail(deps.store, email!)
+          : await findIdentityByUsername(deps.store, username);
       request.audit!.target = identity.id;
       return toIdentity(identity);
     },
+  );
+
+  app.put<IdRoute & { Body: Static<typeof EmailBody> }>(
+    '/v1/identities/:id/email',
+    {
+      config: { grant: 'identity_write', action: 'identity_set_email', auditedInTransaction: true },
+      schema: {
+        operationId: 'setEmail',
+        summary: "Set, verify or remove an identity's email address",
+        description: 'An address another identity has is 409 email_taken.',
+        tags: ['identities'],
+        params: IdParams,
+        body: EmailBody,
+        response: responses({ 200: IdentitySchema }, [...SERVICE_ERRORS, 404, 409]),
+      },
+    },
+    async (request) =>
+      setIdentityEmail(
+        deps,
+        actorOf(request.caller),
+        requireIdentityId(request.params.id),
+        request.body,
+      ),
   );
 
   const patchOptions = {

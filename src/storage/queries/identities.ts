@@ -7,6 +7,8 @@ const SUMMARY_COLUMNS = [
   'username',
   'display_name',
   'avatar_url',
+  'email',
+  'email_verified_at',
   'state',
   'created_at',
   'updated_at',
@@ -25,6 +27,17 @@ export function identityQueries(db: Kysely<Database>): IdentityStore {
         .selectFrom('identities')
         .selectAll()
         .where('username', '=', username)
+        .executeTakeFirst();
+    },
+    findIdentityByEmail(email) {
+      return db.selectFrom('identities').selectAll().where('email', '=', email).executeTakeFirst();
+    },
+    setIdentityEmail(id, email, verifiedAt, updatedAt) {
+      return db
+        .updateTable('identities')
+        .set({ email, email_verified_at: verifiedAt, updated_at: updatedAt })
+        .where('id', '=', id)
+        .returningAll()
         .executeTakeFirst();
     },
     updateIdentityProfile(id, patch, updatedAt) {

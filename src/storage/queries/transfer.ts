@@ -4,7 +4,7 @@ import type { LinkKey } from '../../domain/links/link.js';
 import type { Database } from '../schema.js';
 
 /**
- * Rows per statement: 500 identities are 4,000 bound values, far under SQLite's 32,766 and
+ * Rows per statement: 500 identities are 5,000 bound values, far under SQLite's 32,766 and
  * PostgreSQL's 65,535, and few statements per batch keep a bulk import fast.
  */
 const CHUNK = 500;
@@ -28,6 +28,18 @@ export function transferQueries(db: Kysely<Database>): TransferStore {
           .where('username', 'in', part)
           .execute();
         found.push(...rows.map((row) => row.username));
+      }
+      return found;
+    },
+    async existingEmails(emails) {
+      const found: string[] = [];
+      for (const part of chunks(emails)) {
+        const rows = await db
+          .selectFrom('identities')
+          .select('email')
+          .where('email', 'in', part)
+          .execute();
+        found.push(...rows.map((row) => row.email!));
       }
       return found;
     },

@@ -100,11 +100,31 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Find an identity by username
+         * Find an identity by username or email address
          * @description Requires the `identity_read` grant.
          */
         get: operations["lookupIdentityByUsername"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/identities/{id}/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set, verify or remove an identity's email address
+         * @description An address another identity has is 409 email_taken. Requires the `identity_write` grant.
+         */
+        put: operations["setEmail"];
         post?: never;
         delete?: never;
         options?: never;
@@ -243,7 +263,7 @@ export interface paths {
         put?: never;
         /**
          * Create an identity with a password
-         * @description Requires the `direct_auth` grant.
+         * @description A taken username is 409 username_taken; a taken email, 409 email_taken. Requires the `direct_auth` grant.
          */
         post: operations["register"];
         delete?: never;
@@ -263,7 +283,7 @@ export interface paths {
         put?: never;
         /**
          * Create an identity and sign it in
-         * @description Requires the `direct_auth` grant.
+         * @description A taken username is 409 username_taken; a taken email, 409 email_taken. Requires the `direct_auth` grant.
          */
         post: operations["registerAndAuthenticate"];
         delete?: never;
@@ -897,6 +917,10 @@ export interface components {
             username: string;
             display_name: string;
             avatar_url: string | null;
+            /** @description Lowercased, the domain in punycode (docs/api.md, "Email addresses"); unique among identities */
+            email: string | null;
+            /** @description False whenever email is null */
+            email_verified: boolean;
             /** @enum {string} */
             state: "active" | "disabled";
             /** Format: date-time */
@@ -930,7 +954,7 @@ export interface components {
         /** @description The flat error model: a documented code, nothing else. */
         Error: {
             /** @enum {string} */
-            error: "invalid_service_token" | "missing_service_token" | "invalid_credentials" | "session_expired" | "invalid_token" | "identity_disabled" | "forbidden" | "not_found" | "username_taken" | "validation_error" | "rate_limited" | "unavailable" | "timeout" | "bad_request" | "request_timeout" | "internal_error";
+            error: "invalid_service_token" | "missing_service_token" | "invalid_credentials" | "session_expired" | "invalid_token" | "identity_disabled" | "forbidden" | "not_found" | "username_taken" | "email_taken" | "validation_error" | "rate_limited" | "unavailable" | "timeout" | "bad_request" | "request_timeout" | "internal_error";
             /** @description On validation_error; on forbidden when the refusal has something to explain (a second factor is needed, a recent sign-in) */
             message?: string;
             /** @description Only on rate_limited: seconds until a retry can succeed */
@@ -1001,7 +1025,7 @@ export interface components {
              * @description Why the database cannot serve
              * @enum {string}
              */
-            error?: "invalid_service_token" | "missing_service_token" | "invalid_credentials" | "session_expired" | "invalid_token" | "identity_disabled" | "forbidden" | "not_found" | "username_taken" | "validation_error" | "rate_limited" | "unavailable" | "timeout" | "bad_request" | "request_timeout" | "internal_error";
+            error?: "invalid_service_token" | "missing_service_token" | "invalid_credentials" | "session_expired" | "invalid_token" | "identity_disabled" | "forbidden" | "not_found" | "username_taken" | "email_taken" | "validation_error" | "rate_limited" | "unavailable" | "timeout" | "bad_request" | "request_timeout" | "internal_error";
         };
         /** @description A passkey (WebAuthn credential) of an identity; no key material. */
         Passkey: {
@@ -1035,6 +1059,10 @@ export interface components {
             password: string;
             display_name?: string;
             avatar_url?: string | null;
+            /** @description An address no other identity has (else 409 email_taken); null: none */
+            email?: string | null;
+            /** @description The caller vouches for the address (default false); needs email */
+            email_verified?: boolean;
         };
         PasswordCredentials: {
             username: string;
@@ -1048,6 +1076,12 @@ export interface components {
         ProfileUpdate: {
             display_name?: string;
             avatar_url?: string | null;
+        };
+        EmailChange: {
+            /** @description The address (no other identity may have it); null removes it */
+            email: string | null;
+            /** @description The caller vouches for the address. Left out: false for a new address; the identity's address again keeps its verification */
+            verified?: boolean;
         };
         SessionVerification: {
             /** @description The session token (tess_s_…) */
@@ -1484,8 +1518,10 @@ export interface operations {
     };
     lookupIdentityByUsername: {
         parameters: {
-            query: {
-                username: string;
+            query?: {
+                username?: string;
+                /** @description Instead of username: the address, in any case */
+                email?: string;
             };
             header?: never;
             path?: never;
@@ -1522,6 +1558,104 @@ export interface operations {
             };
             /** @description Not found: `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailChange"];
+            };
+        };
+        responses: {
+            /** @description An identity; never carries a password hash. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Identity"];
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `username_taken`, `email_taken` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2116,7 +2250,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict: `username_taken` */
+            /** @description Conflict: `username_taken`, `email_taken` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2208,7 +2342,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict: `username_taken` */
+            /** @description Conflict: `username_taken`, `email_taken` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2410,7 +2544,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict: `username_taken` */
+            /** @description Conflict: `username_taken`, `email_taken` */
             409: {
                 headers: {
                     [name: string]: unknown;

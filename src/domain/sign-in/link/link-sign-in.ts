@@ -129,6 +129,8 @@ function createFromSeed(
     username: seed.username,
     display_name: seed.display_name,
     avatar_url: null,
+    email: null,
+    email_verified_at: null,
     state: 'active',
     password_hash: null,
     created_at: now,
