@@ -3,6 +3,7 @@
 import './threadpool.js';
 import { Command, CommanderError } from 'commander';
 import { sweep } from '../domain/sweep.js';
+import { adminCommands } from './admin.js';
 import { auditCommands } from './audit.js';
 import { cliActor, withServices } from './context.js';
 import { dbCommands } from './db.js';
@@ -75,6 +76,7 @@ program
     );
   });
 
+adminCommands(program);
 auditCommands(program);
 dbCommands(program);
 identityCommands(program);

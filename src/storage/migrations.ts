@@ -207,4 +207,17 @@ export const migrations: Migration[] = [
       `CREATE INDEX flows_legacy_token_idx ON flows(expires_at) WHERE token_format = 'legacy'`,
     ],
   },
+  {
+    // Operators of the admin console (docs/admin.md): the identities granted the role by
+    // `tessera admin grant`. A row of its own, not a column on identities: the role is
+    // rare, and granting it never touches the identity row (its updated_at, a profile edit
+    // racing with it).
+    id: '0008_operators',
+    statements: [
+      `CREATE TABLE operators (
+        identity_id TEXT PRIMARY KEY REFERENCES identities(id),
+        granted_at BIGINT NOT NULL
+      )`,
+    ],
+  },
 ];

@@ -14,6 +14,7 @@ import type { PasskeyRecord, WebAuthnChallengeRecord } from '../domain/passkeys/
 import type { OidcClientRecord } from '../domain/oidc/client.js';
 import type { OidcModelRecord } from '../domain/oidc/model.js';
 import type { SigningKeyRecord } from '../domain/oidc/signing-keys.js';
+import type { OperatorRecord } from '../domain/admin/admin-store.js';
 
 /**
  * Tables as Kysely sees them; the rows are the domain's records. Every timestamp is
@@ -36,4 +37,5 @@ export interface Database {
   oidc_models: OidcModelRecord;
   oidc_clients: OidcClientRecord;
   oidc_signing_keys: SigningKeyRecord;
+  operators: OperatorRecord;
 }
