@@ -83,3 +83,16 @@ export async function isOperator(
 ): Promise<boolean> {
   return (await store.findOperator(identityId)) !== undefined;
 }
+
+/**
+ * An operator acting in the admin console, as the audit rows name them: service `admin`
+ * with the operator's identity id as the actor id (the audit page's actor filter takes
+ * either), their username and the client address in the details.
+ */
+export function operatorActor(operator: Identity, address: string): Actor {
+  return {
+    service_name: 'admin',
+    service_id: operator.id,
+    details: { via: 'admin', operator: operator.username, address },
+  };
+}
