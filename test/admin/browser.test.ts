@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { registerIdentity } from '../../src/domain/identities/identity-service.js';
@@ -7,6 +8,7 @@ import { PASSWORD, addIdentity } from '../flows/helpers.js';
 import { enrolledIdentity, totpCode, STEP_MS } from '../second-factor/helpers.js';
 import { CLI_ACTOR, auditRows, operatorAtAal2 } from './helpers.js';
 
+const SCREENSHOTS = 'test-results';
 const HOSTILE_NAME = '<img src=x onerror=alert(1)><script>alert("pwned")</script>';
 
 /** Issue 25, "Done when": every console page walked in Chromium, with script off. */
@@ -21,6 +23,7 @@ describeInChromium('admin console in Chromium', () => {
     t = await createTestApp('sqlite');
     tessera = await listenForBrowser(t);
     browser = await launchChromium();
+    mkdirSync(SCREENSHOTS, { recursive: true });
     root = await operatorAtAal2(t);
   });
   afterAll(async () => {
@@ -142,6 +145,7 @@ describeInChromium('admin console in Chromium', () => {
       });
     }
     expect(await page.locator('#second-factor').textContent()).toContain('No authenticator app');
+    await page.screenshot({ path: `${SCREENSHOTS}/admin-identity.png`, fullPage: true });
 
     // The audit log, filtered by its form, then exported.
     await page.getByRole('link', { name: 'All its audit events' }).click();
@@ -151,6 +155,7 @@ describeInChromium('admin console in Chromium', () => {
     const events = page.locator('table.audit tbody tr');
     expect(await events.count()).toBe(1);
     expect(await events.first().textContent()).toContain('admin: root');
+    await page.screenshot({ path: `${SCREENSHOTS}/admin-audit.png`, fullPage: true });
     const [download] = await Promise.all([
       page.waitForEvent('download'),
       page.getByRole('link', { name: 'Export these events as CSV' }).click(),
