@@ -164,6 +164,24 @@ describeInChromium('admin console in Chromium', () => {
     const lines = Buffer.concat(csv).toString('utf8').trimEnd().split('\r\n');
     expect(lines).toHaveLength(2);
     expect(lines[1]).toContain(',identity_disable,admin,');
+
+    // Service tokens: created with a grant, shown once, then revoked.
+    await page.getByRole('link', { name: 'Service tokens' }).first().click();
+    await page.getByLabel('Name').fill('reports');
+    await page.getByLabel('identity_read').check();
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const token = await page.locator('#created-token').textContent();
+    expect((await t.call('GET', '/v1/identities?username=root', token)).statusCode).toBe(200);
+    await page.getByRole('button', { name: 'Revoke reports' }).click();
+    await page.waitForURL(`${tessera}/v1/admin/service-tokens?done=revoked`);
+    expect(await page.getByRole('status').textContent()).toBe('The service token was revoked.');
+    expect((await t.call('GET', '/v1/identities?username=root', token)).statusCode).toBe(401);
+    for (const action of ['svc_create', 'svc_revoke']) {
+      expect((await auditRows(t, action)).at(-1)).toMatchObject({
+        service_name: 'admin',
+        service_id: root.identity.id,
+      });
+    }
     expect(dialogs).toEqual([]);
   });
 });

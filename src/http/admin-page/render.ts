@@ -12,14 +12,17 @@ export const ADMIN_PATHS = {
     `/v1/admin/identities/${encodeURIComponent(id)}/${action}`,
   audit: '/v1/admin/audit',
   auditCsv: '/v1/admin/audit.csv',
+  serviceTokens: '/v1/admin/service-tokens',
+  revokeServiceToken: (id: string) => `/v1/admin/service-tokens/${encodeURIComponent(id)}/revoke`,
 } as const;
 
-export type Section = 'home' | 'identities' | 'audit';
+export type Section = 'home' | 'identities' | 'audit' | 'tokens';
 
 const SECTIONS: [Section, string, string][] = [
   ['home', ADMIN_PATHS.home, 'Console'],
   ['identities', ADMIN_PATHS.identities, 'Identities'],
   ['audit', ADMIN_PATHS.audit, 'Audit log'],
+  ['tokens', ADMIN_PATHS.serviceTokens, 'Service tokens'],
 ];
 
 /** `2026-11-23 14:05 UTC`, with the exact instant in `datetime`. */
@@ -88,6 +91,7 @@ export function homePage(operator: Identity): string {
     `<ul>
 <li><a href="${ADMIN_PATHS.identities}">Identities</a>: search, inspect, disable or enable, end sessions, reset credentials.</li>
 <li><a href="${ADMIN_PATHS.audit}">Audit log</a>: filter, export as CSV.</li>
+<li><a href="${ADMIN_PATHS.serviceTokens}">Service tokens</a>: create with grants, revoke.</li>
 </ul>`,
   );
 }

@@ -36,9 +36,9 @@ export function sendAdminHtml(reply: FastifyReply, status: number, html: string)
 function consolePath(request: FastifyRequest): string {
   const path = request.url.split('?')[0]!;
   if (request.method === 'GET') return request.url;
-  return path.startsWith(`${ADMIN_PATHS.identities}/`)
-    ? path.slice(0, path.lastIndexOf('/'))
-    : ADMIN_PATHS.home;
+  if (path.startsWith(`${ADMIN_PATHS.identities}/`)) return path.slice(0, path.lastIndexOf('/'));
+  if (path.startsWith(ADMIN_PATHS.serviceTokens)) return ADMIN_PATHS.serviceTokens;
+  return ADMIN_PATHS.home;
 }
 
 /** The hosted login, coming back to `path`; without return_to if our origin is not allowed. */
@@ -109,7 +109,7 @@ function refusalFor(deps: AppDeps, request: FastifyRequest, error: DomainError):
         links: [back],
       };
     case 'not_found':
-      return { title: 'Not found', message: 'There is no such identity.', links: [back] };
+      return { title: 'Not found', message: 'There is nothing by that id.', links: [back] };
     case 'validation_error':
       return { title: 'Not accepted', message: `${error.message}.`, links: [back] };
     default:

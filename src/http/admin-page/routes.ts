@@ -26,6 +26,7 @@ import { IDENTITY_NOTICES, type IdentityNotice, identityPage } from './identity-
 import { loadAudit, loadIdentity } from './load.js';
 import { ADMIN_PATHS, homePage } from './render.js';
 import { adminErrorHandler, sendAdminHtml } from './respond.js';
+import { serviceTokenRoutes } from './service-token-routes.js';
 
 const Html = (description: string) =>
   Type.Unsafe({ description, content: { 'text/html': { schema: Type.String() } } });
@@ -71,6 +72,7 @@ export async function adminRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     admin.setErrorHandler(adminErrorHandler(deps));
     consolePages(admin, deps);
     identityActions(admin, deps);
+    serviceTokenRoutes(admin, deps);
   });
 }
 
