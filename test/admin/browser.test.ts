@@ -93,7 +93,9 @@ describeInChromium('admin console in Chromium', () => {
     });
 
     await page.goto(`${tessera}/v1/admin`);
-    expect(await page.title()).toBe('Admin console · Tessera admin');
+    expect(await page.title()).toBe('Overview · Tessera admin');
+    expect(await page.locator('svg[role=img]').count()).toBe(3);
+    await page.screenshot({ path: `${SCREENSHOTS}/admin-overview.png`, fullPage: true });
     await page.getByRole('link', { name: 'Identities', exact: true }).first().click();
     expect(await page.locator('h1').textContent()).toBe('Identities');
 

@@ -33,6 +33,22 @@ export interface AuditSearch {
   limit: number;
 }
 
+/** Sign-ins of one method and result in one time bucket (the overview's charts). */
+export interface SignInCount {
+  /** The bucket's index: its start is `bucket * bucketMs` (epoch ms). */
+  bucket: number;
+  /** A sign-in method id, or `other`. */
+  method: string;
+  result: 'ok' | 'failed';
+  count: number;
+}
+
+/** Rows of one time bucket. */
+export interface BucketCount {
+  bucket: number;
+  count: number;
+}
+
 /** Persistence the operator role and the admin console need. */
 export interface AdminStore {
   /** False when the identity already held the role (its row stays as it was). */
@@ -44,4 +60,14 @@ export interface AdminStore {
   listOperators(): Promise<(OperatorRecord & { identity: IdentitySummary })[]>;
   searchIdentities(search: IdentitySearch): Promise<IdentitySummary[]>;
   searchAuditRecords(search: AuditSearch): Promise<AuditRecord[]>;
+  /**
+   * Sign-in audit rows (`login`, `authenticate_password`, `authenticate_link`) at or after
+   * `since`, counted per `bucketMs`, method (one of `methods`, else `other`) and result.
+   * A first factor waiting for the second (`second_factor_required`) is neither.
+   */
+  countSignIns(since: number, bucketMs: number, methods: readonly string[]): Promise<SignInCount[]>;
+  /** Sessions neither revoked nor expired at `now`. */
+  countLiveSessions(now: number): Promise<number>;
+  /** Identities created at or after `since`, per `bucketMs`. */
+  countNewIdentities(since: number, bucketMs: number): Promise<BucketCount[]>;
 }

@@ -19,7 +19,7 @@ export const ADMIN_PATHS = {
 export type Section = 'home' | 'identities' | 'audit' | 'tokens';
 
 const SECTIONS: [Section, string, string][] = [
-  ['home', ADMIN_PATHS.home, 'Console'],
+  ['home', ADMIN_PATHS.home, 'Overview'],
   ['identities', ADMIN_PATHS.identities, 'Identities'],
   ['audit', ADMIN_PATHS.audit, 'Audit log'],
   ['tokens', ADMIN_PATHS.serviceTokens, 'Service tokens'],
@@ -80,19 +80,6 @@ export function consolePage(
 <nav class="console" aria-label="Console sections"><ul>${links}</ul></nav>
 <h1>${escapeHtml(title)}</h1>
 ${body}`,
-  );
-}
-
-export function homePage(operator: Identity): string {
-  return consolePage(
-    operator,
-    'home',
-    'Admin console',
-    `<ul>
-<li><a href="${ADMIN_PATHS.identities}">Identities</a>: search, inspect, disable or enable, end sessions, reset credentials.</li>
-<li><a href="${ADMIN_PATHS.audit}">Audit log</a>: filter, export as CSV.</li>
-<li><a href="${ADMIN_PATHS.serviceTokens}">Service tokens</a>: create with grants, revoke.</li>
-</ul>`,
   );
 }
 

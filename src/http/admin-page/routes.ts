@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { operatorActor } from '../../domain/admin/operators.js';
+import { buildOverview } from '../../domain/admin/overview.js';
 import {
   EXPORT_LIMIT,
   PAGE_SIZE,
@@ -24,7 +25,8 @@ import { adminCsrfToken, adminFormHooks, adminPageHooks } from './guard.js';
 import { identitiesPage } from './identities-page.js';
 import { IDENTITY_NOTICES, type IdentityNotice, identityPage } from './identity-page.js';
 import { loadAudit, loadIdentity } from './load.js';
-import { ADMIN_PATHS, homePage } from './render.js';
+import { ADMIN_PATHS } from './render.js';
+import { overviewPage } from './overview-page.js';
 import { adminErrorHandler, sendAdminHtml } from './respond.js';
 import { serviceTokenRoutes } from './service-token-routes.js';
 
@@ -99,7 +101,8 @@ function consolePages(app: FastifyInstance, deps: AppDeps): void {
     { ...hooks, exposeHeadRoute: false, schema: pageSchema() },
     async (request, reply) => {
       const session = await operatorOf(deps, request);
-      return sendAdminHtml(reply, 200, homePage(session.identity));
+      const overview = await buildOverview(deps.store, deps.clock.now());
+      return sendAdminHtml(reply, 200, overviewPage(session.identity, overview));
     },
   );
 

@@ -27,6 +27,17 @@ dl.facts dd{margin:0;word-break:break-all}
 .actions form{display:inline-block;margin:0 .5rem .5rem 0}
 .actions button{width:auto}
 .pages{display:flex;gap:1rem}
+figure.chart{margin:0 0 1rem}
+figure.chart svg{display:block;width:100%;height:auto;border-left:1px solid var(--line)}
+.chart .ok{fill:var(--accent)}
+.chart .failed{fill:var(--error)}
+.chart .axis{stroke:var(--line)}
+.chart text{fill:var(--muted);font-size:11px}
+figcaption{color:var(--muted);font-size:.85rem;margin:.35rem 0 0}
+.swatch{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;margin:0 .3rem 0 .2rem;
+vertical-align:-.05rem}
+.swatch.ok{background:var(--accent)}
+.swatch.failed{background:var(--error)}
 `.trim();
 
 /** CSP source expression allowing exactly ADMIN_STYLES as an inline `<style>`. */

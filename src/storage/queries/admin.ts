@@ -75,6 +75,53 @@ export function adminQueries(db: Kysely<Database>): AdminStore {
         .offset(offset)
         .execute();
     },
+    async countSignIns(since, bucketMs, methods) {
+      // The method is in the row's JSON details, written by JSON.stringify: the exact text
+      // `"sign_in_method":"x"` (a value's own quotes come escaped) on both databases,
+      // without their different JSON functions.
+      const method = sql<string>`CASE
+        WHEN action = 'authenticate_password' THEN 'password'
+        WHEN action = 'authenticate_link' THEN 'link'
+        ${sql.join(
+          methods.map((id) => sql`WHEN details LIKE ${`%"sign_in_method":"${id}"%`} THEN ${id}`),
+          sql` `,
+        )}
+        ELSE 'other' END`;
+      const bucket = sql<number>`(at / ${sql.lit(bucketMs)})`;
+      const rows = await db
+        .selectFrom('audit_log')
+        .select([
+          bucket.as('bucket'),
+          method.as('method'),
+          sql<'ok' | 'failed'>`CASE WHEN outcome = 'ok' THEN 'ok' ELSE 'failed' END`.as('result'),
+          (eb) => eb.fn.countAll<number>().as('count'),
+        ])
+        .where('at', '>=', since)
+        .where('action', 'in', ['login', 'authenticate_password', 'authenticate_link'])
+        .where('outcome', '<>', 'second_factor_required')
+        .groupBy([sql`1`, sql`2`, sql`3`])
+        .execute();
+      return rows.map((row) => ({ ...row, bucket: Number(row.bucket), count: Number(row.count) }));
+    },
+    async countLiveSessions(now) {
+      const row = await db
+        .selectFrom('sessions')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('revoked_at', 'is', null)
+        .where('expires_at', '>', now)
+        .executeTakeFirstOrThrow();
+      return Number(row.count);
+    },
+    async countNewIdentities(since, bucketMs) {
+      const bucket = sql<number>`(created_at / ${sql.lit(bucketMs)})`;
+      const rows = await db
+        .selectFrom('identities')
+        .select([bucket.as('bucket'), (eb) => eb.fn.countAll<number>().as('count')])
+        .where('created_at', '>=', since)
+        .groupBy(sql`1`)
+        .execute();
+      return rows.map((row) => ({ bucket: Number(row.bucket), count: Number(row.count) }));
+    },
     searchAuditRecords(search) {
       let query = db.selectFrom('audit_log').selectAll();
       if (search.action !== undefined) query = query.where('action', '=', search.action);
