@@ -184,6 +184,26 @@ describeInChromium('admin console in Chromium', () => {
         service_id: root.identity.id,
       });
     }
+
+    // OpenID Connect: a client registered (secret shown once) and revoked, a key rotated.
+    await page.getByRole('link', { name: 'OIDC clients' }).first().click();
+    await page.getByLabel('Name').fill('Reports');
+    await page
+      .getByLabel('Redirect URIs', { exact: true })
+      .fill('https://reports.example/callback');
+    await page.getByRole('button', { name: 'Register client' }).click();
+    expect(await page.locator('#created-secret').textContent()).toMatch(/\S{20,}/);
+    await page.getByRole('button', { name: 'Revoke Reports' }).click();
+    await page.waitForURL(`${tessera}/v1/admin/oidc?done=revoked`);
+    await page.getByRole('button', { name: 'Rotate signing key' }).click();
+    await page.waitForURL(`${tessera}/v1/admin/oidc?done=rotated`);
+    expect(await page.locator('#signing-keys tbody tr').count()).toBe(1);
+    for (const action of ['oidc_client_create', 'oidc_client_revoke', 'oidc_key_rotate']) {
+      expect((await auditRows(t, action)).at(-1)).toMatchObject({
+        service_name: 'admin',
+        service_id: root.identity.id,
+      });
+    }
     expect(dialogs).toEqual([]);
   });
 });

@@ -38,6 +38,8 @@ describeEachDatabase('admin console: who may operate', (kind) => {
         '/v1/admin/identities',
         '/v1/admin/audit',
         '/v1/admin/audit.csv',
+        '/v1/admin/service-tokens',
+        '/v1/admin/oidc',
       ]) {
         const res = await getPage(t, session, url);
         expect(res.statusCode, url).toBe(403);

@@ -14,15 +14,20 @@ export const ADMIN_PATHS = {
   auditCsv: '/v1/admin/audit.csv',
   serviceTokens: '/v1/admin/service-tokens',
   revokeServiceToken: (id: string) => `/v1/admin/service-tokens/${encodeURIComponent(id)}/revoke`,
+  oidc: '/v1/admin/oidc',
+  oidcClients: '/v1/admin/oidc/clients',
+  revokeOidcClient: (id: string) => `/v1/admin/oidc/clients/${encodeURIComponent(id)}/revoke`,
+  rotateOidcKey: '/v1/admin/oidc/keys/rotate',
 } as const;
 
-export type Section = 'home' | 'identities' | 'audit' | 'tokens';
+export type Section = 'home' | 'identities' | 'audit' | 'tokens' | 'oidc';
 
 const SECTIONS: [Section, string, string][] = [
   ['home', ADMIN_PATHS.home, 'Overview'],
   ['identities', ADMIN_PATHS.identities, 'Identities'],
   ['audit', ADMIN_PATHS.audit, 'Audit log'],
   ['tokens', ADMIN_PATHS.serviceTokens, 'Service tokens'],
+  ['oidc', ADMIN_PATHS.oidc, 'OIDC clients'],
 ];
 
 /** `2026-11-23 14:05 UTC`, with the exact instant in `datetime`. */

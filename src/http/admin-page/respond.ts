@@ -38,6 +38,7 @@ function consolePath(request: FastifyRequest): string {
   if (request.method === 'GET') return request.url;
   if (path.startsWith(`${ADMIN_PATHS.identities}/`)) return path.slice(0, path.lastIndexOf('/'));
   if (path.startsWith(ADMIN_PATHS.serviceTokens)) return ADMIN_PATHS.serviceTokens;
+  if (path.startsWith(ADMIN_PATHS.oidc)) return ADMIN_PATHS.oidc;
   return ADMIN_PATHS.home;
 }
 

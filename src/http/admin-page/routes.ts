@@ -29,6 +29,7 @@ import { ADMIN_PATHS } from './render.js';
 import { overviewPage } from './overview-page.js';
 import { adminErrorHandler, sendAdminHtml } from './respond.js';
 import { serviceTokenRoutes } from './service-token-routes.js';
+import { oidcRoutes } from './oidc-routes.js';
 
 const Html = (description: string) =>
   Type.Unsafe({ description, content: { 'text/html': { schema: Type.String() } } });
@@ -75,6 +76,7 @@ export async function adminRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     consolePages(admin, deps);
     identityActions(admin, deps);
     serviceTokenRoutes(admin, deps);
+    oidcRoutes(admin, deps);
   });
 }
 

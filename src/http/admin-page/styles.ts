@@ -20,7 +20,10 @@ form.filters input,form.filters select{width:12rem}
 form.filters button{width:auto}
 select{display:block;font:inherit;color:inherit;background:transparent;border:1px solid var(--line);
 border-radius:8px;padding:.55rem .6rem;margin:0 0 1.1rem}
-select:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+select:focus-visible,textarea:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+textarea{display:block;width:100%;font:inherit;color:inherit;background:transparent;
+border:1px solid var(--line);border-radius:8px;padding:.6rem .75rem;margin:0 0 1.1rem}
+fieldset{border:1px solid var(--line);border-radius:8px;margin:0 0 1rem}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0 0 1rem}
 dl.facts dt{font-weight:600}
 dl.facts dd{margin:0;word-break:break-all}
