@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/domain/audit/audit.js';
 import type { Identity } from '../../src/domain/identities/identity.js';
@@ -59,6 +60,18 @@ describe('tessera admin', { timeout: 180_000 }, () => {
     for (const entry of audit) {
       expect(entry).toMatchObject({ service_name: 'cli', target_identity: alice.id });
     }
+  });
+
+  it('tessera db copy carries the role', async () => {
+    await cliJson(['admin', 'grant', 'alice'], box.env);
+    const target = join(box.dir, 'copy', 'tessera.db');
+    await cliJson(['db', 'copy', '--to', `sqlite:${target}`], box.env);
+    const copied = await cliJson<{ identity: Identity }[]>(['admin', 'list'], {
+      ...box.env,
+      SERVICE_DATABASE_URL: target,
+    });
+    expect(copied.map((operator) => operator.identity.username)).toEqual(['alice']);
+    await cliJson(['admin', 'revoke', 'alice'], box.env);
   });
 
   it('refuses an unknown identity with not_found and changes nothing', async () => {
