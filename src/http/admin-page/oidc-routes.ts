@@ -23,12 +23,9 @@ import {
   oidcPage,
 } from './oidc-page.js';
 import { ADMIN_PATHS } from './render.js';
-import { sendAdminHtml } from './respond.js';
+import { sendAdminHtml, sentence } from './respond.js';
+import { Html, REFUSALS, SIGNED_OUT } from './schemas.js';
 
-const Html = (description: string) =>
-  Type.Unsafe({ description, content: { 'text/html': { schema: Type.String() } } });
-const REFUSALS = [403, 404, 422, 429, 503, 504];
-const SIGNED_OUT = seeOther('Not signed in: to /v1/login, with return_to back here');
 const BACK = seeOther('Done, back to the page; or not signed in, to /v1/login');
 
 const CreateBody = Type.Object(
@@ -134,7 +131,7 @@ export function oidcRoutes(app: FastifyInstance, deps: AppDeps): void {
       } catch (error) {
         if (!(error instanceof DomainError) || error.code !== 'validation_error') throw error;
         request.errorCode = error.code;
-        const message = `${error.message[0]!.toUpperCase()}${error.message.slice(1)}.`;
+        const message = sentence(error);
         return sendAdminHtml(reply, 422, await page(request, { error: message, draft }));
       }
     },

@@ -53,6 +53,11 @@ export function adminLoginUrl(deps: AppDeps, request: FastifyRequest, path: stri
   }
 }
 
+/** A validation error's message as a sentence for a page: `Name must be …`. */
+export function sentence(error: DomainError): string {
+  return `${error.message[0]!.toUpperCase()}${error.message.slice(1)}.`;
+}
+
 const SIGNED_OUT = new Set(['invalid_token', 'session_expired', 'identity_disabled']);
 
 /** The page that says why, with the link that helps. */
@@ -112,7 +117,7 @@ function refusalFor(deps: AppDeps, request: FastifyRequest, error: DomainError):
     case 'not_found':
       return { title: 'Not found', message: 'There is nothing by that id.', links: [back] };
     case 'validation_error':
-      return { title: 'Not accepted', message: `${error.message}.`, links: [back] };
+      return { title: 'Not accepted', message: sentence(error), links: [back] };
     default:
       return {
         title: 'Not done',

@@ -27,16 +27,10 @@ import { IDENTITY_NOTICES, type IdentityNotice, identityPage } from './identity-
 import { loadAudit, loadIdentity } from './load.js';
 import { ADMIN_PATHS } from './render.js';
 import { overviewPage } from './overview-page.js';
-import { adminErrorHandler, sendAdminHtml } from './respond.js';
+import { adminErrorHandler, sendAdminHtml, sentence } from './respond.js';
+import { Html, REFUSALS, SIGNED_OUT } from './schemas.js';
 import { serviceTokenRoutes } from './service-token-routes.js';
 import { oidcRoutes } from './oidc-routes.js';
-
-const Html = (description: string) =>
-  Type.Unsafe({ description, content: { 'text/html': { schema: Type.String() } } });
-
-/** Refusals come as pages (respond.ts); signed out is a 303 to the login. */
-const REFUSALS = [403, 404, 422, 429, 503, 504];
-const SIGNED_OUT = seeOther('Not signed in: to /v1/login, with return_to back here');
 
 /**
  * The console is a set of pages, not an API: left out of the OpenAPI document (`hide`),
@@ -80,14 +74,15 @@ export async function adminRoutes(app: FastifyInstance, deps: AppDeps): Promise<
   });
 }
 
-async function operatorOf(deps: AppDeps, request: FastifyRequest): Promise<Session> {
+/** The operator's session, which the route's preamble (guard.ts) has already checked. */
+function operatorOf(deps: AppDeps, request: FastifyRequest): Promise<Session> {
   return requireAccountSession(deps, request);
 }
 
 /** A refusal of the filters shown above the (empty) list, so they can be fixed there. */
 function filterError(error: unknown): string {
   if (error instanceof DomainError && error.code === 'validation_error') {
-    return `${error.message[0]!.toUpperCase()}${error.message.slice(1)}.`;
+    return sentence(error);
   }
   if (error instanceof DomainError && error.code === 'not_found') {
     return 'No identity has that id or username.';

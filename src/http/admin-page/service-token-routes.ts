@@ -13,18 +13,14 @@ import type { AppDeps } from '../deps.js';
 import { IdParams, responses, seeOther } from '../schemas.js';
 import { adminCsrfToken, adminFormHooks, adminPageHooks } from './guard.js';
 import { ADMIN_PATHS } from './render.js';
-import { sendAdminHtml } from './respond.js';
+import { sendAdminHtml, sentence } from './respond.js';
+import { Html, REFUSALS, SIGNED_OUT } from './schemas.js';
 import {
   type ServiceTokensPageInput,
   TOKEN_NOTICES,
   type TokenNotice,
   serviceTokensPage,
 } from './service-tokens-page.js';
-
-const Html = (description: string) =>
-  Type.Unsafe({ description, content: { 'text/html': { schema: Type.String() } } });
-const REFUSALS = [403, 404, 422, 429, 503, 504];
-const SIGNED_OUT = seeOther('Not signed in: to /v1/login, with return_to back here');
 
 const CreateBody = Type.Object(
   {
@@ -108,7 +104,7 @@ export function serviceTokenRoutes(app: FastifyInstance, deps: AppDeps): void {
       } catch (error) {
         if (!(error instanceof DomainError) || error.code !== 'validation_error') throw error;
         request.errorCode = error.code;
-        const message = `${error.message[0]!.toUpperCase()}${error.message.slice(1)}.`;
+        const message = sentence(error);
         const html = await page(request, { error: message, draft: { name, grants } });
         return sendAdminHtml(reply, 422, html);
       }
