@@ -4,6 +4,7 @@ import './threadpool.js';
 import { Command, CommanderError } from 'commander';
 import { unknownVariableWarnings } from '../config.js';
 import { sweep } from '../domain/sweep.js';
+import { adminCommands } from './admin.js';
 import { auditCommands } from './audit.js';
 import { cliActor, withServices } from './context.js';
 import { dbCommands } from './db.js';
@@ -82,6 +83,7 @@ program
     );
   });
 
+adminCommands(program);
 auditCommands(program);
 dbCommands(program);
 identityCommands(program);

@@ -1,3 +1,4 @@
+import type { AdminStore } from './admin/admin-store.js';
 import type { AuditStore } from './audit/audit.js';
 import type { IdentityStore } from './identities/identity-store.js';
 import type { TransferStore } from './identity-transfer/transfer-store.js';
@@ -30,7 +31,8 @@ export interface Store
     SecondFactorStore,
     PasskeyStore,
     OidcStore,
-    OutboxStore {
+    OutboxStore,
+    AdminStore {
   /**
    * Runs `work` in one database transaction: everything it writes commits, or none of it.
    * Inside a transaction, calling this again joins the open one.

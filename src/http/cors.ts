@@ -1,3 +1,4 @@
+import { adminRoutes } from './admin-page/routes.js';
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { AppDeps } from './deps.js';
@@ -160,4 +161,5 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
   browserSessionRoutes(app, deps);
   accountRoutes(app, deps);
   accountPasskeyRoutes(app, deps);
+  await adminRoutes(app, deps);
 }

@@ -244,4 +244,17 @@ export const migrations: Migration[] = [
       `CREATE UNIQUE INDEX identities_email_idx ON identities(email)`,
     ],
   },
+  {
+    // Operators of the admin console (docs/admin.md): the identities granted the role by
+    // `tessera admin grant`. A row of its own, not a column on identities: the role is
+    // rare, and granting it never touches the identity row (its updated_at, a profile edit
+    // racing with it).
+    id: '0010_operators',
+    statements: [
+      `CREATE TABLE operators (
+        identity_id TEXT PRIMARY KEY REFERENCES identities(id),
+        granted_at BIGINT NOT NULL
+      )`,
+    ],
+  },
 ];

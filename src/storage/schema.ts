@@ -15,6 +15,7 @@ import type { OidcClientRecord } from '../domain/oidc/client.js';
 import type { OidcModelRecord } from '../domain/oidc/model.js';
 import type { SigningKeyRecord } from '../domain/oidc/signing-keys.js';
 import type { OutboxRecord } from '../domain/outbox/outbox.js';
+import type { OperatorRecord } from '../domain/admin/admin-store.js';
 
 /**
  * Tables as Kysely sees them; the rows are the domain's records. Every timestamp is
@@ -38,4 +39,5 @@ export interface Database {
   oidc_clients: OidcClientRecord;
   oidc_signing_keys: SigningKeyRecord;
   outbox: OutboxRecord;
+  operators: OperatorRecord;
 }
