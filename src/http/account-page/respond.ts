@@ -12,6 +12,7 @@ import { listIdentitySessions } from '../../domain/sessions/session-list.js';
 import { toSessionListItem } from '../session-list.js';
 import { ACCOUNT_PATHS, type AccountPageInput, accountPage } from './render.js';
 import { ACCOUNT_STYLES_HASH } from './styles.js';
+import { sendHostedPage } from '../page-headers.js';
 
 /** The notices a form post's 303 can ask the page to show (`?done=`): fixed sentences only. */
 export const NOTICES = {
@@ -28,18 +29,7 @@ export type Notice = keyof typeof NOTICES;
  * framing, no caching, a same-origin referrer), with the account stylesheet's hash.
  */
 export function sendAccountHtml(reply: FastifyReply, status: number, html: string): FastifyReply {
-  return reply
-    .code(status)
-    .header(
-      'content-security-policy',
-      `default-src 'none'; style-src ${ACCOUNT_STYLES_HASH}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-    )
-    .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'same-origin')
-    .header('x-content-type-options', 'nosniff')
-    .header('cache-control', 'no-store')
-    .type('text/html; charset=utf-8')
-    .send(html);
+  return sendHostedPage(reply, status, html, { styleHash: ACCOUNT_STYLES_HASH });
 }
 
 export type PageExtras = Pick<AccountPageInput, 'notice' | 'error' | 'profileDraft'>;

@@ -9,24 +9,14 @@ import { returnToAllowList } from '../origins.js';
 import { AdminRefusal } from './guard.js';
 import { ADMIN_PATHS, type RefusalPageInput, refusalPage } from './render.js';
 import { ADMIN_STYLES_HASH } from './styles.js';
+import { sendHostedPage } from '../page-headers.js';
 
 /**
  * The hosted pages' headers (account-page/respond.ts) with the console's stylesheet hash:
  * no script at all, no framing, no caching, a same-origin referrer, forms to itself only.
  */
 export function sendAdminHtml(reply: FastifyReply, status: number, html: string): FastifyReply {
-  return reply
-    .code(status)
-    .header(
-      'content-security-policy',
-      `default-src 'none'; style-src ${ADMIN_STYLES_HASH}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-    )
-    .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'same-origin')
-    .header('x-content-type-options', 'nosniff')
-    .header('cache-control', 'no-store')
-    .type('text/html; charset=utf-8')
-    .send(html);
+  return sendHostedPage(reply, status, html, { styleHash: ADMIN_STYLES_HASH });
 }
 
 /**

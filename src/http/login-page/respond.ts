@@ -8,6 +8,7 @@ import type { AppDeps } from '../deps.js';
 import { ERROR_STATUS, refusalOf } from '../errors.js';
 import { loginPage, messagePage } from './render.js';
 import { STYLES_HASH } from './styles.js';
+import { sendHostedPage } from '../page-headers.js';
 
 /** The encodings an HTML form can submit; such a client is a browser and gets pages. */
 const FORM_TYPES = new Set([
@@ -56,22 +57,13 @@ export function sendPage(
   html: string,
   landingOrigins: readonly string[] = [],
 ): FastifyReply {
-  const formAction = ["'self'", ...landingOrigins].join(' ');
-  // Only layout() writes a script tag (every interpolated value is escaped, so no text can
-  // make one): a page with one loads Tessera's own scripts and calls back to Tessera.
-  const scripts = html.includes('<script src="/') ? " script-src 'self'; connect-src 'self';" : '';
-  return reply
-    .code(status)
-    .header(
-      'content-security-policy',
-      `default-src 'none'; style-src ${STYLES_HASH};${scripts} form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
-    )
-    .header('x-frame-options', 'DENY')
-    .header('referrer-policy', 'same-origin')
-    .header('x-content-type-options', 'nosniff')
-    .header('cache-control', 'no-store')
-    .type('text/html; charset=utf-8')
-    .send(html);
+  return sendHostedPage(reply, status, html, {
+    styleHash: STYLES_HASH,
+    // Only layout() writes a script tag (every interpolated value is escaped, so no text
+    // can make one): a page with one loads Tessera's own scripts and calls back to Tessera.
+    scripts: html.includes('<script src="/'),
+    formAction: ["'self'", ...landingOrigins].join(' '),
+  });
 }
 
 /**
