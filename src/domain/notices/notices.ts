@@ -1,7 +1,7 @@
 import { type Clock, toIso } from '../../lib/clock.js';
 import { describeUserAgent } from '../../lib/user-agent.js';
 import type { IdentityRecord } from '../identities/identity.js';
-import { enqueueMail } from '../mail/message.js';
+import { enqueueMail, isMailAddress } from '../mail/message.js';
 import type { OutboxStore } from '../outbox/outbox.js';
 
 /**
@@ -68,6 +68,9 @@ export async function noticeFor(
 ): Promise<void> {
   if (!noticeOn(deps.notices, kind)) return;
   if (identity.email === null || identity.email_verified_at === null) return;
+  // Every stored address passes (email.ts accepts less); should one not, the notice is
+  // skipped rather than refusing the security change that causes it.
+  if (!isMailAddress(identity.email)) return;
   await enqueueMail(tx, deps.clock, {
     to: identity.email,
     template: kind,
