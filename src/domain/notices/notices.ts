@@ -90,8 +90,13 @@ function noticeTime(at: number): string {
   return `${toIso(at).slice(0, 16).replace('T', ' ')} UTC`;
 }
 
+/**
+ * `Firefox 132, Windows 10`: only what the parser recognised. The raw User-Agent is whatever
+ * the one making the change sent, so it never goes in: a stranger's change must not put
+ * words of their choosing into the mail that warns the user of it.
+ */
 function deviceOf(userAgent: string | null): string {
   const { browser, os } = describeUserAgent(userAgent);
   if (browser && os) return `${browser}, ${os}`;
-  return browser ?? os ?? userAgent?.slice(0, 200) ?? UNKNOWN;
+  return browser ?? os ?? UNKNOWN;
 }
