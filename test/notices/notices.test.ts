@@ -55,7 +55,7 @@ describeEachDatabase('security notices', (kind) => {
   }
 
   /** Alice changes her password on the account page, from Firefox, in German. */
-  async function changeOwnPassword(app: PasskeyTestApp): Promise<void> {
+  async function changeOwnPassword(app: PasskeyTestApp, userAgent = FIREFOX): Promise<void> {
     const token = await app.passwordSignIn();
     const res = await app.inject({
       method: 'POST',
@@ -63,7 +63,7 @@ describeEachDatabase('security notices', (kind) => {
       remoteAddress: '203.0.113.7',
       headers: {
         origin: ORIGIN,
-        'user-agent': FIREFOX,
+        'user-agent': userAgent,
         'accept-language': 'de-DE,de;q=0.9,en;q=0.5',
         'x-csrf-token': await app.csrfFor(token),
       },
@@ -105,6 +105,15 @@ describeEachDatabase('security notices', (kind) => {
       expect(part).not.toContain(NEW_PASSWORD);
       expect(part).not.toContain(PASSWORD);
     }
+  });
+
+  it('names the device only as far as the User-Agent parser recognises it, never the raw header', async () => {
+    const app = await start();
+    await changeOwnPassword(app, 'Call 555-0100 now: your account is safe');
+    const mails = await delivered();
+    expect(mails).toHaveLength(1);
+    expect(mails[0]!.text).toContain('Gerät: —');
+    expect(mails[0]!.text).not.toContain('555-0100');
   });
 
   it('a password set by a backend (PUT /v1/identities/{id}/password): one notice, in English, no browser named', async () => {
