@@ -94,6 +94,7 @@ export async function buildServices(
       totp: createOtplibTotp(),
       secondFactorRule: config.rateLimits.secondFactor,
       outboxCounters: new OutboxCounters(),
+      notices: config.mailNotices,
     };
     return {
       deps,

@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { isNoticeKind, NOTICE_KINDS, type NoticeSettings } from './domain/notices/notices.js';
 import { closest } from './lib/edit-distance.js';
 import { type RateLimitRule, parseRateLimitRule } from './lib/rate.js';
 import {
@@ -64,6 +65,8 @@ export interface Config {
   oidcIssuer: string | null;
   /** Mail (docs/mail.md); `smtpUrl` null: mail is written to the log instead of sent. */
   mail: MailConfig;
+  /** SERVICE_MAIL_NOTICES: the security notices that are sent (docs/mail.md). */
+  mailNotices: NoticeSettings;
 }
 
 export interface MailConfig {
@@ -125,6 +128,7 @@ export const DEFAULTS = {
   SERVICE_SHUTDOWN_TIMEOUT_MS: '5000',
   SERVICE_LOG_LEVEL: 'info',
   SERVICE_ACCESS_LOG: 'off',
+  SERVICE_MAIL_NOTICES: 'all',
 } as const;
 
 /** The variables without a default: unset means off, none, or derived from another. */
@@ -427,6 +431,22 @@ function mail(env: Env): MailConfig {
   };
 }
 
+/** `all`, `none`, or a comma list of NOTICE_KINDS. */
+function mailNotices(env: Env): NoticeSettings {
+  const text = read(env, 'SERVICE_MAIL_NOTICES').trim();
+  if (text === 'all') return new Set(NOTICE_KINDS);
+  if (text === 'none') return new Set();
+  const names = text.split(',').map((name) => name.trim());
+  if (!names.every(isNoticeKind)) {
+    throw new ConfigError(
+      'SERVICE_MAIL_NOTICES',
+      `all, none, or a comma list of ${NOTICE_KINDS.join(', ')}`,
+      text,
+    );
+  }
+  return new Set(names);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = read(env, 'SERVICE_DATA_DIR');
   const databaseUrl = readDatabaseUrl(env, dataDir);
@@ -484,5 +504,6 @@ export function loadConfig(env: Env = process.env): Config {
     accessLog: accessLog(env, level),
     oidcIssuer: issuer(env, publicUrl),
     mail: mail(env),
+    mailNotices: mailNotices(env),
   };
 }

@@ -11,6 +11,7 @@ import type { SecretBox } from '../lib/secret-box.js';
 import type { LegacyTokens } from '../domain/tokens/legacy-tokens.js';
 import type { TotpEngine } from '../domain/second-factor/totp.js';
 import type { OutboxCounters } from '../domain/outbox/outbox-worker.js';
+import type { NoticeSettings } from '../domain/notices/notices.js';
 
 /** Everything the HTTP adapter needs, built once by the composition root. */
 export interface AppDeps {
@@ -37,4 +38,6 @@ export interface AppDeps {
   secondFactorRule: RateLimitRule;
   /** What this process's outbox worker delivered (serve.ts runs it), for /metrics. */
   outboxCounters: OutboxCounters;
+  /** The security notices that are on (SERVICE_MAIL_NOTICES, docs/mail.md). */
+  notices: NoticeSettings;
 }

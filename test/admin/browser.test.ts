@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { setIdentityEmail } from '../../src/domain/identities/identity-email.js';
 import { registerIdentity } from '../../src/domain/identities/identity-service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { describeInChromium, launchChromium, listenForBrowser } from '../helpers/chromium.js';
@@ -85,6 +86,7 @@ describeInChromium('admin console in Chromium', () => {
       display_name: HOSTILE_NAME,
     });
     const victim = await enrolledIdentity(t, 'victim');
+    await setIdentityEmail(t.deps, CLI_ACTOR, victim.identity.id, { email: 'victim@example.com' });
     const page = await device(root.session);
     const dialogs: string[] = [];
     page.on('dialog', (dialog) => {
@@ -118,6 +120,12 @@ describeInChromium('admin console in Chromium', () => {
 
     const actions: [string, string, string, string][] = [
       [
+        'Mark the email address verified',
+        'email-verified',
+        'Its email address is now verified.',
+        'identity_set_email',
+      ],
+      [
         'End all sessions (1)',
         'sessions-ended',
         'Its sessions were ended.',
@@ -147,6 +155,7 @@ describeInChromium('admin console in Chromium', () => {
       });
     }
     expect(await page.locator('#second-factor').textContent()).toContain('No authenticator app');
+    expect(await page.locator('#profile').textContent()).toContain('victim@example.com (verified)');
     await page.screenshot({ path: `${SCREENSHOTS}/admin-identity.png`, fullPage: true });
 
     // The audit log, filtered by its form, then exported.

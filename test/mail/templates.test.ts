@@ -8,7 +8,14 @@ import { MailRenderer, RenderError, localeChain } from '../../src/domain/mail/re
 import { BUILT_IN, TEMPLATE_NAMES } from '../../src/domain/mail/templates.js';
 
 const MARKUP = `<script>alert("x")</script> & 'quoted'`;
-const VARIABLES = { code: MARKUP, username: MARKUP };
+const VARIABLES = {
+  code: MARKUP,
+  username: MARKUP,
+  name: MARKUP,
+  time: MARKUP,
+  device: MARKUP,
+  address: MARKUP,
+};
 
 describe('mail templates', () => {
   const renderer = new MailRenderer();

@@ -6,6 +6,7 @@ import {
   type SetPasswordDeps,
   setPassword,
 } from '../passwords/set-password.js';
+import type { NoticeOrigin } from '../notices/notices.js';
 import { consumeRateLimit } from '../rate-limit/rate-limiter.js';
 import type { Session } from '../sessions/session.js';
 import { type CredentialChangeDeps, requireCredentialChange } from './credential-change.js';
@@ -40,6 +41,7 @@ export async function changeOwnPassword(
   actor: Actor,
   session: Session,
   input: OwnPasswordChange,
+  origin?: NoticeOrigin,
 ): Promise<PasswordChange> {
   if (input.new_password === '') throw validationError('new_password is required');
   const { identity } = session;
@@ -61,5 +63,6 @@ export async function changeOwnPassword(
   return setPassword(deps, actor, identity.id, input.new_password, {
     revokeSessions: input.revoke_other_sessions ?? true,
     keepSession: session.id,
+    origin,
   });
 }

@@ -4,6 +4,8 @@ export const TEMPLATE_NAMES = [
   'recovery_code',
   'sign_in_code',
   'password_changed',
+  'second_factor_disabled',
+  'passkey_added',
 ] as const;
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];
 
@@ -27,6 +29,37 @@ const html = (...paragraphs: string[]) =>
   `<!doctype html>\n<html><body style="font-family: sans-serif; line-height: 1.5">\n${paragraphs
     .map((paragraph) => `<p>${paragraph}</p>`)
     .join('\n')}\n</body></html>\n`;
+
+/** The security notices' when and where (notices/notices.ts fills them in). */
+const WHEN_WHERE_EN = 'When: {{time}}\nDevice: {{device}}\nAddress: {{address}}\n';
+const WHEN_WHERE_DE = 'Wann: {{time}}\nGerät: {{device}}\nAdresse: {{address}}\n';
+const whenWhereHtml = (text: string) => text.trim().split('\n').join('<br>\n');
+
+/** A notice: hello, what changed, when and where, what to do if it was not the user. */
+const notice = (
+  hello: string,
+  what: string,
+  whenWhere: string,
+  ifNotYou: string,
+): Omit<Template, 'subject'> => ({
+  text: `${hello}\n\n${what}\n\n${whenWhere}\n${ifNotYou}\n`,
+  html: html(
+    hello,
+    what.replace('{{username}}', '<strong>{{username}}</strong>'),
+    whenWhereHtml(whenWhere),
+    ifNotYou,
+  ),
+});
+
+const IF_NOT_YOU_EN =
+  'If this was not you, someone else may have access to your account: sign in, change your password and check your sign-in methods at once, or ask your administrator for help.';
+const IF_NOT_YOU_DE =
+  'Falls Sie das nicht waren, hat womöglich jemand anderes Zugang zu Ihrem Konto: Melden Sie sich sofort an, ändern Sie Ihr Passwort und prüfen Sie Ihre Anmeldemethoden, oder bitten Sie Ihre Administration um Hilfe.';
+
+const en = (what: string): Omit<Template, 'subject'> =>
+  notice('Hello {{name}},', what, WHEN_WHERE_EN, IF_NOT_YOU_EN);
+const de = (what: string): Omit<Template, 'subject'> =>
+  notice('Hallo {{name}},', what, WHEN_WHERE_DE, IF_NOT_YOU_DE);
 
 const CODE = '<strong style="font-size: 1.4em; letter-spacing: 0.1em">{{code}}</strong>';
 
@@ -59,10 +92,18 @@ export const BUILT_IN: Record<'en' | 'de', Record<TemplateName, Template>> = {
     },
     password_changed: {
       subject: 'Your password was changed',
-      text: 'The password of your account {{username}} was changed.\n\nIf this was not you, recover your account at once.\n',
-      html: html(
-        'The password of your account <strong>{{username}}</strong> was changed.',
-        'If this was not you, recover your account at once.',
+      ...en('The password of your account {{username}} was changed.'),
+    },
+    second_factor_disabled: {
+      subject: 'Two-step sign-in was turned off',
+      ...en(
+        'Two-step sign-in (the code from your authenticator app) was turned off for your account {{username}}, and its recovery codes no longer work.',
+      ),
+    },
+    passkey_added: {
+      subject: 'A passkey was added to your account',
+      ...en(
+        'A passkey was added to your account {{username}}: it can now sign in to your account.',
       ),
     },
   },
@@ -93,10 +134,18 @@ export const BUILT_IN: Record<'en' | 'de', Record<TemplateName, Template>> = {
     },
     password_changed: {
       subject: 'Ihr Passwort wurde geändert',
-      text: 'Das Passwort Ihres Kontos {{username}} wurde geändert.\n\nFalls Sie das nicht waren, stellen Sie Ihr Konto sofort wieder her.\n',
-      html: html(
-        'Das Passwort Ihres Kontos <strong>{{username}}</strong> wurde geändert.',
-        'Falls Sie das nicht waren, stellen Sie Ihr Konto sofort wieder her.',
+      ...de('Das Passwort Ihres Kontos {{username}} wurde geändert.'),
+    },
+    second_factor_disabled: {
+      subject: 'Die Anmeldung in zwei Schritten wurde ausgeschaltet',
+      ...de(
+        'Die Anmeldung in zwei Schritten (der Code aus Ihrer Authenticator-App) wurde für Ihr Konto {{username}} ausgeschaltet; seine Wiederherstellungscodes gelten nicht mehr.',
+      ),
+    },
+    passkey_added: {
+      subject: 'Ihrem Konto wurde ein Passkey hinzugefügt',
+      ...de(
+        'Ihrem Konto {{username}} wurde ein Passkey hinzugefügt: Mit ihm kann man sich jetzt bei Ihrem Konto anmelden.',
       ),
     },
   },

@@ -4,6 +4,7 @@ import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { notFound, validationError } from '../errors.js';
 import { getIdentity } from '../identities/identity-service.js';
 import { requireIdentityId } from '../identities/identity.js';
+import { type NoticeOrigin, type NoticeSettings, noticeFor } from '../notices/notices.js';
 import type { Session } from '../sessions/session.js';
 import type { Store } from '../store.js';
 import { UniqueViolation } from '../unique-violation.js';
@@ -25,6 +26,8 @@ export interface PasskeyDeps {
   webauthn: WebAuthn;
   /** How long a registration challenge lives at most (the flow lifetime); never past its session. */
   challengeTtlMs: number;
+  /** Which security notices are on: adding a passkey sends `passkey_added`. */
+  notices: NoticeSettings;
 }
 
 /** The signed-in user's passkeys, oldest first. */
@@ -82,6 +85,7 @@ export async function finishPasskeyRegistration(
   session: Session,
   rp: RelyingParty,
   input: PasskeyRegistration,
+  origin?: NoticeOrigin,
 ): Promise<Passkey> {
   const now = deps.clock.now();
   const name = input.name === undefined ? defaultPasskeyName(now) : requirePasskeyName(input.name);
@@ -119,6 +123,9 @@ export async function finishPasskeyRegistration(
         target_identity: record.identity_id,
         details: { passkey_id: record.id, name, session_id: session.id },
       });
+      // The identity as it stands now: its address may have changed since the sign-in.
+      const identity = await tx.findIdentityById(record.identity_id);
+      if (identity) await noticeFor(tx, deps, identity, 'passkey_added', origin);
     });
   } catch (error) {
     if (error instanceof UniqueViolation) {

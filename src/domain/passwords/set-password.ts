@@ -3,6 +3,7 @@ import { isUuid } from '../../lib/ids.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { notFound } from '../errors.js';
 import { type Identity, toIdentity } from '../identities/identity.js';
+import { type NoticeOrigin, type NoticeSettings, noticeFor } from '../notices/notices.js';
 import { type PasswordPolicy, requirePasswordPolicy } from '../password-policy/policy.js';
 import type { Store } from '../store.js';
 import type { PasswordHasher } from './password-hasher.js';
@@ -13,6 +14,7 @@ export interface SetPasswordDeps {
   audit: AuditLog;
   hasher: PasswordHasher;
   passwordPolicy: PasswordPolicy;
+  notices: NoticeSettings;
 }
 
 export interface PasswordChange {
@@ -25,13 +27,16 @@ export interface SetPasswordOptions {
   revokeSessions?: boolean;
   /** A session that stays when the others end: the user's own, changing their password. */
   keepSession?: string;
+  /** The user's own browser, for the notice mail (notices/notices.ts). */
+  origin?: NoticeOrigin;
 }
 
 /**
  * A new password, set by an operator (the CLI), a backend (`PUT /v1/identities/{id}/password`)
  * or the user on the account page (account/change-password.ts). The identity's live sessions
  * are revoked unless `revokeSessions` is false, all but `keepSession` when given. The new
- * hash, the revocation and the audit row (a credential change) commit together or not at all.
+ * hash, the revocation, the audit row (a credential change) and the `password_changed`
+ * notice commit together or not at all. A rehash (rehash.ts) is no change and sends none.
  *
  * Sign-ins with the old password lose against the change, whenever they verified it: one
  * still in flight mints only if the hash it verified is still the identity's
@@ -43,7 +48,7 @@ export async function setPassword(
   actor: Actor,
   identityId: string,
   password: string,
-  { revokeSessions = true, keepSession }: SetPasswordOptions = {},
+  { revokeSessions = true, keepSession, origin }: SetPasswordOptions = {},
 ): Promise<PasswordChange> {
   if (!isUuid(identityId)) throw notFound();
   const current = await deps.store.findIdentityById(identityId);
@@ -74,6 +79,7 @@ export async function setPassword(
         ...(keepSession === undefined ? {} : { kept_session: keepSession }),
       },
     });
+    await noticeFor(tx, deps, updated, 'password_changed', origin);
     return { identity: toIdentity(updated), revoked_sessions: revoked };
   });
 }

@@ -3,6 +3,7 @@ import type { SecretBox } from '../../lib/secret-box.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { DomainError, notFound, validationError } from '../errors.js';
 import type { IdentityRecord } from '../identities/identity.js';
+import { type NoticeDeps, type NoticeOrigin, noticeFor } from '../notices/notices.js';
 import { requireIdentityId } from '../identities/identity.js';
 import { type SecondFactorLimitDeps, consumeSecondFactorLimit } from '../sign-in/second-factor.js';
 import { openTotpSecret } from '../sign-in/totp/totp-method.js';
@@ -168,16 +169,20 @@ export async function regenerateRecoveryCodes(
  * Removes the authenticator (pending or confirmed) and every recovery code: the user's own
  * "turn off" (`second_factor_disable`) or an operator's reset for a lost phone
  * (`identity_second_factor_reset`). Idempotent; returns whether two-factor sign-in was on.
+ * When it was, the user gets the `second_factor_disabled` notice either way: an operator's
+ * reset is exactly the change a user whose account is being taken over must hear of.
  */
 export async function removeSecondFactor(
-  deps: Pick<EnrolmentDeps, 'store' | 'audit'>,
+  deps: Pick<EnrolmentDeps, 'store' | 'audit'> & NoticeDeps,
   actor: Actor,
   identityId: string,
   action: 'second_factor_disable' | 'identity_second_factor_reset',
+  origin?: NoticeOrigin,
 ): Promise<boolean> {
   requireIdentityId(identityId);
   return deps.store.transaction(async (tx) => {
-    if (!(await tx.findIdentityById(identityId))) throw notFound();
+    const identity = await tx.findIdentityById(identityId);
+    if (!identity) throw notFound();
     const factor = await tx.findTotpFactor(identityId);
     await tx.deleteTotpFactor(identityId);
     const codes = await tx.deleteRecoveryCodes(identityId);
@@ -187,6 +192,7 @@ export async function removeSecondFactor(
       target_identity: identityId,
       details: { method: 'totp', was_enabled: wasOn, recovery_codes_removed: codes },
     });
+    if (wasOn) await noticeFor(tx, deps, identity, 'second_factor_disabled', origin);
     return wasOn;
   });
 }

@@ -16,6 +16,7 @@ export const IDENTITY_NOTICES = {
   'sessions-ended': 'Its sessions were ended.',
   'passkeys-reset': 'Its passkeys were removed.',
   'second-factor-reset': 'Its second factor was removed.',
+  'email-verified': 'Its email address is now verified.',
 } as const;
 export type IdentityNotice = keyof typeof IDENTITY_NOTICES;
 
@@ -87,6 +88,15 @@ function actions(input: IdentityPageInput): string {
     );
   } else {
     forms.push(actionForm(input, 'enable', 'Enable'));
+  }
+  const { email, email_verified: verified } = input.identity;
+  if (email !== null && !verified) {
+    // The address goes with the form: what is marked verified is the one the operator saw.
+    forms.push(
+      actionForm(input, 'verify-email', 'Mark the email address verified', {
+        extra: `\n<input type="hidden" name="email" value="${escapeHtml(email)}">`,
+      }),
+    );
   }
   forms.push(
     actionForm(input, 'end-sessions', `End all sessions (${input.sessions.length})`, {

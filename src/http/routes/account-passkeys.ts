@@ -1,3 +1,4 @@
+import { noticeOrigin } from '../notice-origin.js';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -198,6 +199,7 @@ export function accountPasskeyRoutes(app: FastifyInstance, deps: AppDeps): void 
         session,
         requestRelyingParty(deps, request),
         request.body,
+        noticeOrigin(request),
       );
       return reply.code(201).send(passkey);
     },

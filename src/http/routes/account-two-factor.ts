@@ -1,3 +1,4 @@
+import { noticeOrigin } from '../notice-origin.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
@@ -291,6 +292,7 @@ export function accountTwoFactorRoutes(app: FastifyInstance, deps: AppDeps): voi
         accountActor(request),
         identity.id,
         'second_factor_disable',
+        noticeOrigin(request),
       );
       if (isFormPost(request)) {
         return page(request, reply, 200, session, {

@@ -1,3 +1,4 @@
+import { noticeOrigin } from '../notice-origin.js';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { endOtherSessions, endOwnSession } from '../../domain/account/account-sessions.js';
@@ -316,6 +317,7 @@ export function accountRoutes(app: FastifyInstance, deps: AppDeps): void {
           new_password: body.new_password,
           revoke_other_sessions: revokeOthers,
         },
+        noticeOrigin(request),
       );
       if (form) return backToPage(reply, revokeOthers ? 'password' : 'password-kept');
       return reply.code(204).send();
