@@ -34,11 +34,7 @@ import {
   seeOther,
 } from '../schemas.js';
 import { BROWSER_ERRORS, OPTIONAL_SERVICE_TOKEN } from './login-flows.js';
-import {
-  VERIFICATION_PATH,
-  verificationPage,
-  verifiedPage,
-} from '../verification-page/render.js';
+import { VERIFICATION_PATH, verificationPage, verifiedPage } from '../verification-page/render.js';
 import { sendVerificationFailure } from '../verification-page/respond.js';
 
 export const VerificationSchema = Type.Object(
@@ -302,4 +298,3 @@ function toView(record: MailCodeRecord, returnTo: string | null, now: number) {
     csrf_token: record.csrf_token,
   };
 }
-
