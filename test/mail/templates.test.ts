@@ -8,7 +8,7 @@ import { MailRenderer, RenderError, localeChain } from '../../src/domain/mail/re
 import { BUILT_IN, TEMPLATE_NAMES } from '../../src/domain/mail/templates.js';
 
 const MARKUP = `<script>alert("x")</script> & 'quoted'`;
-const VARIABLES = { code: MARKUP, username: MARKUP };
+const VARIABLES = { code: MARKUP, username: MARKUP, link: MARKUP, address: MARKUP };
 
 describe('mail templates', () => {
   const renderer = new MailRenderer();
