@@ -1,15 +1,16 @@
 import { type Static, Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { DomainError } from '../../domain/errors.js';
 import { startEmailVerification } from '../../domain/verification/email-verification.js';
 import { toIso } from '../../lib/clock.js';
 import { accountActor, accountChangeHooks, requireAccountSession } from '../account-session.js';
 import type { AppDeps } from '../deps.js';
-import { handleError } from '../errors.js';
-import { isFormPost } from '../login-page/respond.js';
+import { ERROR_STATUS, handleError, refusalOf } from '../errors.js';
+import { isFormPost, sendPage } from '../login-page/respond.js';
+import { escapeHtml, layout } from '../login-page/render.js';
 import { responses, seeOther } from '../schemas.js';
 import { VERIFICATION_PATH } from '../verification-page/render.js';
 import { VerificationSchema, mailLocaleOf, verificationDeps } from './verification.js';
-import { sendVerificationFailure } from '../verification-page/respond.js';
 
 export const ACCOUNT_EMAIL_PATH = '/v1/account/email';
 
@@ -40,11 +41,7 @@ export function accountEmailRoutes(app: FastifyInstance, deps: AppDeps): void {
       ...accountChangeHooks(deps, { credential: true }),
       errorHandler: (error, request, reply) =>
         isFormPost(request)
-          ? sendVerificationFailure(request, reply, error, {
-              formUsable: false,
-              returnTo: null,
-              now: deps.clock.now(),
-            })
+          ? formFailure(request, reply, error)
           : handleError(error, request, reply),
       schema: {
         operationId: 'changeAccountEmail',
@@ -94,4 +91,31 @@ export function accountEmailRoutes(app: FastifyInstance, deps: AppDeps): void {
         });
     },
   );
+}
+
+/** The sentence a refused form post shows above the way back to the account page. */
+function refusalSentence(error: DomainError): string {
+  if (error.code === 'email_taken') return 'This address belongs to another account.';
+  if (error.code === 'rate_limited') {
+    return `Too many codes sent. Try again in ${error.retryAfterSeconds ?? 60} seconds.`;
+  }
+  if ((error.code === 'validation_error' || error.code === 'forbidden') && error.hasClientMessage) {
+    return error.message;
+  }
+  return 'The address was not changed. Go back and try again.';
+}
+
+/** A form post's refusal: a page saying why, with the error model's status. */
+function formFailure(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  thrown: unknown,
+): FastifyReply | Promise<FastifyReply> {
+  const error = refusalOf(thrown);
+  if (!error) return handleError(thrown, request, reply);
+  request.errorCode = error.code;
+  const body = `<h1>Email address not changed</h1>
+<div class="error" role="alert">${escapeHtml(refusalSentence(error))}</div>
+<p><a href="/v1/account">Back to your account</a></p>`;
+  return sendPage(reply, ERROR_STATUS[error.code], layout('Email address not changed', body));
 }
