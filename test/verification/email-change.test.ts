@@ -13,11 +13,12 @@ import {
 } from '../account/helpers.js';
 import { type TestApp, createTestApp } from '../helpers/app.js';
 import { uniqueName } from '../helpers/core.js';
-import { describeEachDatabase } from '../helpers/databases.js';
+import { describeEachDatabase, describeOnPostgres } from '../helpers/databases.js';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp.js';
 import { LOOSE_SIGN_IN_LIMITS } from '../flows/helpers.js';
 import { enrolledIdentity, signInWithCode } from '../second-factor/helpers.js';
 
+const PUBLIC_URL = 'http://localhost:3000';
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /**
@@ -31,7 +32,7 @@ describeEachDatabase('email verification', (kind) => {
   let writer: string;
 
   beforeAll(async () => {
-    t = await createTestApp(kind, LOOSE_SIGN_IN_LIMITS);
+    t = await createTestApp(kind, { ...LOOSE_SIGN_IN_LIMITS, SERVICE_PUBLIC_URL: PUBLIC_URL });
     smtp = await startTestSmtp();
     worker = buildCourier(
       { smtpUrl: smtp.url, from: 'no-reply@example.com', templatesDir: null },
@@ -306,5 +307,90 @@ describeEachDatabase('email verification', (kind) => {
     expect(weak.json().error).toBe('forbidden');
     const strong = await change(await signInWithCode(t, enrolled.username, enrolled.secret));
     expect(strong.statusCode, strong.body).toBe(202);
+  });
+
+  it('mails a backend-set address a code when asked (send_verification), and only then', async () => {
+    const user = await addUser(t);
+    await worker.drain();
+    const before = smtp.received.length;
+    const silent = await t.call('PUT', `/v1/identities/${user.id}/email`, writer, {
+      email: `${user.username}@quiet.example.com`,
+    });
+    expect(silent.statusCode, silent.body).toBe(200);
+    expect(await mailsSince(before)).toHaveLength(0);
+
+    const address = `${user.username}@backend.example.com`;
+    const set = await t.call('PUT', `/v1/identities/${user.id}/email`, writer, {
+      email: address,
+      send_verification: true,
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json()).toMatchObject({ email: address, email_verified: false });
+    const [mail] = await mailsSince(before);
+    expect(mail!.to).toMatchObject({ text: address });
+    const link = new URL(linkOf(mail!));
+    expect(link.origin).toBe(PUBLIC_URL);
+    const id = link.searchParams.get('id')!;
+    const flow = await t.inject({ method: 'GET', url: `/v1/verification?id=${id}` });
+    const done = await submit({ id, csrf: flow.json().csrf_token }, { code: codeOf(mail!) });
+    expect(done.statusCode, done.body).toBe(200);
+    expect(done.json().identity).toMatchObject({ email: address, email_verified: true });
+    // The same address: nobody to tell.
+    expect(await mailsSince(smtp.received.length)).toHaveLength(0);
+
+    const refused = await t.call('PUT', `/v1/identities/${user.id}/email`, writer, {
+      email: address,
+      verified: true,
+      send_verification: true,
+    });
+    expect(refused.statusCode).toBe(422);
+  });
+});
+
+/** Two instances on one PostgreSQL schema: racing right codes, split between them, use it once. */
+describeOnPostgres('email verification on two instances', () => {
+  it('lets exactly one of concurrent right submissions through, across instances', async () => {
+    const first = await createTestApp('postgres', LOOSE_SIGN_IN_LIMITS);
+    const second = await createTestApp('postgres', LOOSE_SIGN_IN_LIMITS, first.db);
+    try {
+      const user = await addUser(first);
+      const session = await browserSignIn(first, user.username);
+      const started = await asUser(first, session, {
+        method: 'POST',
+        url: '/v1/account/email',
+        csrf: await csrfOf(first, session),
+        payload: { email: `${user.username}@two.example.com` },
+      });
+      expect(started.statusCode, started.body).toBe(202);
+      const { id, csrf_token: csrf } = started.json().verification;
+      const mailer = await startTestSmtp();
+      const courier = buildCourier(
+        { smtpUrl: mailer.url, from: 'no-reply@example.com', templatesDir: null },
+        {
+          store: second.deps.store,
+          clock: second.clock,
+          counters: new OutboxCounters(),
+          log: quiet,
+        },
+      );
+      await courier.drain();
+      await courier.stop();
+      await mailer.stop();
+      const code = /\b(\d{6})\b/.exec(mailer.received[0]!.text ?? '')![1]!;
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          (i % 2 === 0 ? first : second).inject({
+            method: 'POST',
+            url: `/v1/verification/${id}`,
+            payload: { csrf_token: csrf, code },
+          }),
+        ),
+      );
+      expect(results.filter((res) => res.statusCode === 200)).toHaveLength(1);
+      expect(results.filter((res) => res.statusCode === 401)).toHaveLength(7);
+    } finally {
+      await second.close();
+      await first.close();
+    }
   });
 });

@@ -89,7 +89,10 @@ export function mailLocaleOf(request: FastifyRequest): string | undefined {
  * without one, to the origin the request came to (docs/verification.md says why production
  * sets SERVICE_PUBLIC_URL).
  */
-export function verificationDeps(deps: AppDeps, request: FastifyRequest): VerificationDeps {
+export function verificationDeps(
+  deps: AppDeps,
+  request: FastifyRequest,
+): AppDeps & VerificationDeps {
   const base = deps.config.publicUrl ?? `${request.protocol}://${request.host}`;
   return {
     ...deps,
