@@ -156,6 +156,13 @@ describeEachDatabase('email verification', (kind) => {
     const again = await submit(started, { code: codeOf(started.mail) });
     expect(again.statusCode, again.body).toBe(401);
     expect(again.json().error).toBe('invalid_token');
+    const page = await t.inject({
+      method: 'GET',
+      url: `/v1/verification?id=${started.id}`,
+      headers: { accept: BROWSER_ACCEPT },
+    });
+    expect(page.statusCode).toBe(401);
+    expect(page.body).toContain('Already confirmed');
   });
 
   it('does not verify when the link is fetched (a mail scanner); the page’s button does', async () => {
@@ -219,6 +226,26 @@ describeEachDatabase('email verification', (kind) => {
     const flow = await t.inject({ method: 'GET', url: `/v1/verification?id=${started.id}` });
     expect(flow.json().state).toBe('expired');
     expect((await emailOf(started.identityId)).email).toBe(started.oldAddress);
+
+    // The page offers a new code; it starts the time anew.
+    const page = await t.inject({
+      method: 'GET',
+      url: `/v1/verification?id=${started.id}`,
+      headers: { accept: BROWSER_ACCEPT },
+    });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('This code has expired');
+    const before = smtp.received.length;
+    const resent = await t.inject({
+      method: 'POST',
+      url: `/v1/verification/${started.id}/resend`,
+      payload: { csrf_token: started.csrf },
+    });
+    expect(resent.statusCode, resent.body).toBe(200);
+    expect(resent.json().state).toBe('pending');
+    const [mail] = await mailsSince(before);
+    const done = await submit(started, { code: codeOf(mail!) });
+    expect(done.statusCode, done.body).toBe(200);
   });
 
   it('lets exactly one of concurrent right submissions through', async () => {

@@ -22,7 +22,12 @@ import { addressOf } from '../client-address.js';
 import type { AppDeps } from '../deps.js';
 import { handleError } from '../errors.js';
 import { isFormPost, prefersHtml, sendPage } from '../login-page/respond.js';
-import { flowSubmitOrigins, refuseForeignOrigin, returnToAllowList } from '../origins.js';
+import {
+  flowSubmitOrigins,
+  ownOrigins,
+  refuseForeignOrigin,
+  returnToAllowList,
+} from '../origins.js';
 import {
   ClientIpHeader,
   IdParams,
@@ -93,10 +98,15 @@ export function verificationDeps(
   deps: AppDeps,
   request: FastifyRequest,
 ): AppDeps & VerificationDeps {
-  const base = deps.config.publicUrl ?? `${request.protocol}://${request.host}`;
+  // ownOrigins: SERVICE_PUBLIC_URL, else the request's Host when it is a plain host name.
+  const base =
+    ownOrigins(request, deps.config).find((origin) => origin.startsWith(`${request.protocol}:`)) ??
+    deps.config.publicUrl;
   return {
     ...deps,
     linkTo: (id, token) => {
+      if (!base)
+        throw validationError('the request names no host to link to: set SERVICE_PUBLIC_URL');
       const url = new URL(VERIFICATION_PATH, base);
       url.searchParams.set('id', id);
       url.searchParams.set('token', token);
@@ -160,8 +170,20 @@ export function verificationRoutes(app: FastifyInstance, deps: AppDeps): void {
       if (!prefersHtml(request)) {
         return reply.header('cache-control', 'no-store').send(toView(record, returnTo, now));
       }
-      if (!isMailCodeOpen(record, now)) {
-        throw new DomainError('invalid_token');
+      const state = mailCodeViewState(record, now);
+      if (state === 'expired') {
+        // The page still offers a resend, which starts the code's time anew.
+        const notice = 'This code has expired: send a new one.';
+        return sendPage(reply, 200, verificationPage({ record, returnTo, notice }));
+      }
+      if (state !== 'pending') {
+        const closed = new DomainError('invalid_token');
+        return sendVerificationFailure(request, reply, closed, {
+          record,
+          formUsable: false,
+          returnTo,
+          now,
+        });
       }
       return sendPage(reply, 200, verificationPage({ record, token, returnTo }));
     },
