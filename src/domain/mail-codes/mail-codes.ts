@@ -137,11 +137,16 @@ export function mailCodeViewState(
   return record.state === 'pending' && record.expires_at <= now ? 'expired' : record.state;
 }
 
-/** The open code whose flow token was presented; else `invalid_token`. */
-export function requireOpenCode(record: MailCodeRecord, csrf: unknown, now: number): void {
+/** The flow token the code's page was given, compared in constant time; else `invalid_token`. */
+export function requireFlowToken(record: MailCodeRecord, csrf: unknown): void {
   if (typeof csrf !== 'string' || !secretsEqual(record.csrf_token, csrf)) {
     throw new DomainError('invalid_token');
   }
+}
+
+/** The open code whose flow token was presented; else `invalid_token`. */
+export function requireOpenCode(record: MailCodeRecord, csrf: unknown, now: number): void {
+  requireFlowToken(record, csrf);
   if (!isMailCodeOpen(record, now)) throw new DomainError('invalid_token');
 }
 

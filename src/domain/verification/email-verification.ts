@@ -15,6 +15,7 @@ import {
   findMailCode,
   issueMailCode,
   renewMailCode,
+  requireFlowToken,
   requireOpenCode,
 } from '../mail-codes/mail-codes.js';
 import type { Store } from '../store.js';
@@ -95,7 +96,8 @@ export async function resendVerification(
   const record = await findMailCode(deps, 'verification', input.id);
   // An expired code may be renewed (that is what a resend is for); a used, superseded or
   // capped one may not.
-  requireOpenCode(record, input.csrfToken, Math.min(deps.clock.now(), record.expires_at - 1));
+  requireFlowToken(record, input.csrfToken);
+  if (record.state !== 'pending') throw new DomainError('invalid_token');
   return deps.store.transaction(async (tx) => {
     const issued = await renewMailCode(deps, tx, record);
     await mailCode(deps, tx, issued, input.locale);

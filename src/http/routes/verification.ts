@@ -216,12 +216,13 @@ export function verificationRoutes(app: FastifyInstance, deps: AppDeps): void {
   }
 
   const postOptions = (
+    action: string,
     operationId: string,
     summary: string,
     body: typeof SubmitBody | typeof ResendBody,
     ok: Record<number, TSchema>,
   ) => ({
-    config: { action: operationId },
+    config: { action },
     onRequest: refuseForeignOrigin((request) => flowSubmitOrigins(request, deps.config)),
     errorHandler: (error: Error, request: FastifyRequest, reply: FastifyReply) =>
       isFormPost(request)
@@ -254,6 +255,7 @@ export function verificationRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.post<SubmitRoute>(
     '/v1/verification/:id',
     postOptions(
+      'verification_submit',
       'submitVerification',
       'Confirm the address with the mailed code or link token',
       SubmitBody,
@@ -291,9 +293,18 @@ export function verificationRoutes(app: FastifyInstance, deps: AppDeps): void {
 
   app.post<SubmitRoute>(
     '/v1/verification/:id/resend',
-    postOptions('resendVerification', 'Send a new code for a pending verification', ResendBody, {
-      200: jsonOrPage(VerificationSchema, 'The flow with its new expiry (JSON), or the page again'),
-    }),
+    postOptions(
+      'verification_resend',
+      'resendVerification',
+      'Send a new code for a pending verification',
+      ResendBody,
+      {
+        200: jsonOrPage(
+          VerificationSchema,
+          'The flow with its new expiry (JSON), or the page again',
+        ),
+      },
+    ),
     async (request, reply) => {
       await countSubmission(request);
       const returnTo = returnToOf(request, request.body?.return_to);
