@@ -14,7 +14,7 @@ import { VerificationSchema, mailLocaleOf, verificationDeps } from './verificati
 
 export const ACCOUNT_EMAIL_PATH = '/v1/account/email';
 
-const AccountEmailBody = Type.Object(
+export const AccountEmailBody = Type.Object(
   {
     email: Type.String({ description: 'The new address; it replaces the old one once confirmed' }),
     csrf_token: Type.Optional(
@@ -24,7 +24,7 @@ const AccountEmailBody = Type.Object(
   { additionalProperties: false },
 );
 
-const StartedVerificationSchema = Type.Object(
+export const StartedVerificationSchema = Type.Object(
   { verification: VerificationSchema },
   { description: 'The pending address and its verification flow; the mail is on its way.' },
 );

@@ -64,7 +64,7 @@ const VerificationQuery = Type.Object({
   ),
   return_to: Type.Optional(Type.String()),
 });
-const SubmitBody = Type.Object(
+export const VerificationSubmitBody = Type.Object(
   {
     csrf_token: Type.Optional(Type.String()),
     code: Type.Optional(Type.String({ description: 'The code from the mail' })),
@@ -73,16 +73,16 @@ const SubmitBody = Type.Object(
   },
   { additionalProperties: false },
 );
-const ResendBody = Type.Object(
+export const VerificationResendBody = Type.Object(
   { csrf_token: Type.Optional(Type.String()), return_to: Type.Optional(Type.String()) },
   { additionalProperties: false },
 );
-const VerifiedSchema = Type.Object({
+export const VerifiedSchema = Type.Object({
   identity: IdentitySchema,
   return_to: Type.Union([Type.String(), Type.Null()]),
 });
 
-type SubmitRoute = { Params: Static<typeof IdParams>; Body: Static<typeof SubmitBody> };
+type SubmitRoute = { Params: Static<typeof IdParams>; Body: Static<typeof VerificationSubmitBody> };
 
 /** The first language of Accept-Language, for the mail; anything odd renders in English. */
 export function mailLocaleOf(request: FastifyRequest): string | undefined {
@@ -219,7 +219,7 @@ export function verificationRoutes(app: FastifyInstance, deps: AppDeps): void {
     action: string,
     operationId: string,
     summary: string,
-    body: typeof SubmitBody | typeof ResendBody,
+    body: typeof VerificationSubmitBody | typeof VerificationResendBody,
     ok: Record<number, TSchema>,
   ) => ({
     config: { action },
@@ -258,7 +258,7 @@ export function verificationRoutes(app: FastifyInstance, deps: AppDeps): void {
       'verification_submit',
       'submitVerification',
       'Confirm the address with the mailed code or link token',
-      SubmitBody,
+      VerificationSubmitBody,
       {
         200: jsonOrPage(
           VerifiedSchema,
@@ -297,7 +297,7 @@ export function verificationRoutes(app: FastifyInstance, deps: AppDeps): void {
       'verification_resend',
       'resendVerification',
       'Send a new code for a pending verification',
-      ResendBody,
+      VerificationResendBody,
       {
         200: jsonOrPage(
           VerificationSchema,
