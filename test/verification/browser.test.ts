@@ -1,13 +1,11 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildCourier } from '../../src/courier.js';
-import { OutboxCounters, type OutboxWorker } from '../../src/domain/outbox/outbox-worker.js';
+import type { OutboxWorker } from '../../src/domain/outbox/outbox-worker.js';
 import { PASSWORD, addUser } from '../account/helpers.js';
 import { type TestApp, createTestApp } from '../helpers/app.js';
 import { describeInChromium, launchChromium, listenForBrowser } from '../helpers/chromium.js';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp.js';
-
-const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+import { courierFor } from './helpers.js';
 
 /** Issue 23 item 4 in a real browser, without JavaScript: the account form, the mail, the code. */
 describeInChromium('email verification in Chromium', () => {
@@ -23,10 +21,7 @@ describeInChromium('email verification in Chromium', () => {
     tessera = await listenForBrowser(t);
     browser = await launchChromium();
     smtp = await startTestSmtp();
-    worker = buildCourier(
-      { smtpUrl: smtp.url, from: 'no-reply@example.com', templatesDir: null },
-      { store: t.deps.store, clock: t.clock, counters: new OutboxCounters(), log: quiet },
-    );
+    worker = courierFor(t, smtp);
   });
   afterAll(async () => {
     for (const context of contexts) await context.close();
