@@ -3,6 +3,7 @@ import type { AuditStore } from './audit/audit.js';
 import type { IdentityStore } from './identities/identity-store.js';
 import type { TransferStore } from './identity-transfer/transfer-store.js';
 import type { LinkStore } from './links/link-store.js';
+import type { MailCodeStore } from './mail-codes/mail-code-store.js';
 import type { OidcStore } from './oidc/oidc-store.js';
 import type { OutboxStore } from './outbox/outbox.js';
 import type { FlowStore } from './login-flows/flow-store.js';
@@ -32,7 +33,8 @@ export interface Store
     PasskeyStore,
     OidcStore,
     OutboxStore,
-    AdminStore {
+    AdminStore,
+    MailCodeStore {
   /**
    * Runs `work` in one database transaction: everything it writes commits, or none of it.
    * Inside a transaction, calling this again joins the open one.

@@ -7,6 +7,8 @@ import { isFormPost, prefersHtml } from './login-page/respond.js';
 import { corsZoneOrigins } from './origins.js';
 import { NoContent, responses } from './schemas.js';
 import { accountRoutes } from './routes/account.js';
+import { accountEmailRoutes } from './routes/account-email.js';
+import { verificationRoutes } from './routes/verification.js';
 import { browserSessionRoutes } from './routes/browser-session.js';
 import { accountPasskeyRoutes } from './routes/account-passkeys.js';
 import { loginFlowRoutes } from './routes/login-flows.js';
@@ -21,6 +23,9 @@ const ZONE_ROUTES = {
     '/v1/flows/:id',
     ...flowMethodUrls(),
     ...SECOND_FACTOR_SURFACES.map(({ method }) => flowMethodUrl(method.id)),
+    '/v1/verification',
+    '/v1/verification/:id',
+    '/v1/verification/:id/resend',
   ],
   /** The account JSON API (docs/account.md); the page itself is not read cross-origin. */
   account: [
@@ -30,6 +35,7 @@ const ZONE_ROUTES = {
     '/v1/account/sessions/:id',
     '/v1/account/sessions/:id/revoke',
     '/v1/account/sessions/revoke-others',
+    '/v1/account/email',
   ],
   /**
    * The passkey and two-factor JSON routes (docs/passkeys.md, docs/two-factor.md), in the
@@ -160,6 +166,8 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
   accountTwoFactorRoutes(app, deps);
   browserSessionRoutes(app, deps);
   accountRoutes(app, deps);
+  accountEmailRoutes(app, deps);
+  verificationRoutes(app, deps);
   accountPasskeyRoutes(app, deps);
   await adminRoutes(app, deps);
 }

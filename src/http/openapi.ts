@@ -27,6 +27,13 @@ import {
   TwoFactorStatusSchema,
 } from './routes/account-two-factor.js';
 import { RevokeBody, VerifyBody } from './routes/sessions.js';
+import { AccountEmailBody, StartedVerificationSchema } from './routes/account-email.js';
+import {
+  VerificationResendBody,
+  VerificationSchema,
+  VerificationSubmitBody,
+  VerifiedSchema,
+} from './routes/verification.js';
 import { ErrorSchema, IdentitySchema, MintedSessionSchema, SessionSchema } from './schemas.js';
 import { AccountSessionSchema, SessionListItemSchema } from './session-list.js';
 
@@ -72,6 +79,12 @@ const COMPONENTS = new Map<TSchema, string>([
   [EnrolmentSchema, 'TotpEnrolment'],
   [RecoveryCodesSchema, 'RecoveryCodes'],
   [ConfirmBody, 'TotpConfirmation'],
+  [VerificationSchema, 'Verification'],
+  [VerificationSubmitBody, 'VerificationSubmission'],
+  [VerificationResendBody, 'VerificationResend'],
+  [VerifiedSchema, 'CompletedVerification'],
+  [AccountEmailBody, 'AccountEmailChange'],
+  [StartedVerificationSchema, 'StartedVerification'],
   ...[...SUBMIT_BODIES].map(([id, body]) => [body, `Flow${pascalCase(id)}Submission`] as const),
 ]);
 

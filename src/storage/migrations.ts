@@ -257,4 +257,28 @@ export const migrations: Migration[] = [
       )`,
     ],
   },
+  {
+    // Mailed one-time codes (docs/verification.md): an address verification today, recovery
+    // and email sign-in codes later, one table and one set of checks. A pending address
+    // change lives here (the row's address), not on identities: the identity's address
+    // changes only once the code is used. Every state change is a conditional UPDATE.
+    id: '0011_mail_codes',
+    statements: [
+      `CREATE TABLE mail_codes (
+        id TEXT PRIMARY KEY,
+        purpose TEXT NOT NULL,
+        identity_id TEXT NOT NULL REFERENCES identities(id),
+        address TEXT NOT NULL,
+        code_hash TEXT NOT NULL,
+        token_hash TEXT NOT NULL,
+        csrf_token TEXT NOT NULL,
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        used_at BIGINT
+      )`,
+      `CREATE INDEX mail_codes_identity_idx ON mail_codes(identity_id, purpose, state)`,
+    ],
+  },
 ];

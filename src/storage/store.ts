@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Store } from '../domain/store.js';
 import { adminQueries } from './queries/admin.js';
+import { mailCodeQueries } from './queries/mail-codes.js';
 import { auditQueries } from './queries/audit.js';
 import { flowQueries } from './queries/flows.js';
 import { identityQueries } from './queries/identities.js';
@@ -55,7 +56,7 @@ export function createStore(db: Kysely<Database>, inTransaction = false): Store 
       passkeyQueries(db),
       oidcQueries(db),
     ),
-    Object.assign(outboxQueries(db), adminQueries(db), transactional),
+    Object.assign(outboxQueries(db), adminQueries(db), mailCodeQueries(db), transactional),
   );
   return store;
 }

@@ -15,6 +15,7 @@ const VARIABLES = {
   time: MARKUP,
   device: MARKUP,
   address: MARKUP,
+  link: MARKUP,
 };
 
 describe('mail templates', () => {

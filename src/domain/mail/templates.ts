@@ -6,6 +6,8 @@ export const TEMPLATE_NAMES = [
   'password_changed',
   'second_factor_disabled',
   'passkey_added',
+  'email_verification',
+  'email_changed',
 ] as const;
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];
 
@@ -106,6 +108,23 @@ export const BUILT_IN: Record<'en' | 'de', Record<TemplateName, Template>> = {
         'A passkey was added to your account {{username}}: it can now sign in to your account.',
       ),
     },
+    email_verification: {
+      subject: 'Confirm your email address: {{code}}',
+      text: 'Your code to confirm this email address is {{code}}.\n\nOr open this link: {{link}}\n\nIf you did not ask for it, ignore this mail: your address stays as it was.\n',
+      html: html(
+        `Your code to confirm this email address is ${CODE}.`,
+        'Or <a href="{{link}}">confirm the address here</a>.',
+        'If you did not ask for it, ignore this mail: your address stays as it was.',
+      ),
+    },
+    email_changed: {
+      subject: 'Your email address was changed',
+      text: 'The email address of your account {{username}} was changed to {{address}}. Mail for the account now goes there, not here.\n\nIf this was not you, recover your account at once.\n',
+      html: html(
+        'The email address of your account <strong>{{username}}</strong> was changed to <strong>{{address}}</strong>. Mail for the account now goes there, not here.',
+        'If this was not you, recover your account at once.',
+      ),
+    },
   },
   de: {
     verification_code: {
@@ -146,6 +165,23 @@ export const BUILT_IN: Record<'en' | 'de', Record<TemplateName, Template>> = {
       subject: 'Ihrem Konto wurde ein Passkey hinzugefügt',
       ...de(
         'Ihrem Konto {{username}} wurde ein Passkey hinzugefügt: Mit ihm kann man sich jetzt bei Ihrem Konto anmelden.',
+      ),
+    },
+    email_verification: {
+      subject: 'Bestätigen Sie Ihre E-Mail-Adresse: {{code}}',
+      text: 'Ihr Code zur Bestätigung dieser E-Mail-Adresse lautet {{code}}.\n\nOder öffnen Sie diesen Link: {{link}}\n\nFalls Sie ihn nicht angefordert haben, ignorieren Sie diese E-Mail: Ihre Adresse bleibt, wie sie war.\n',
+      html: html(
+        `Ihr Code zur Bestätigung dieser E-Mail-Adresse lautet ${CODE}.`,
+        'Oder <a href="{{link}}">bestätigen Sie die Adresse hier</a>.',
+        'Falls Sie ihn nicht angefordert haben, ignorieren Sie diese E-Mail: Ihre Adresse bleibt, wie sie war.',
+      ),
+    },
+    email_changed: {
+      subject: 'Ihre E-Mail-Adresse wurde geändert',
+      text: 'Die E-Mail-Adresse Ihres Kontos {{username}} wurde in {{address}} geändert. E-Mails zum Konto gehen nun dorthin, nicht mehr hierher.\n\nFalls Sie das nicht waren, stellen Sie Ihr Konto sofort wieder her.\n',
+      html: html(
+        'Die E-Mail-Adresse Ihres Kontos <strong>{{username}}</strong> wurde in <strong>{{address}}</strong> geändert. E-Mails zum Konto gehen nun dorthin, nicht mehr hierher.',
+        'Falls Sie das nicht waren, stellen Sie Ihr Konto sofort wieder her.',
       ),
     },
   },

@@ -1,4 +1,5 @@
 import type { Identity } from '../../domain/identities/identity.js';
+import { emailSection } from './email-section.js';
 import { escapeHtml } from '../login-page/render.js';
 import { signOutForm } from '../login-page/sign-out.js';
 import type { SessionListItem } from '../session-list.js';
@@ -175,6 +176,7 @@ ${notice}<p>Signed in as <strong>${escapeHtml(name)}</strong> (${escapeHtml(user
 <li><a href="${ACCOUNT_PATHS.twoFactor}">Two-factor authentication</a></li>
 </ul></nav>
 ${profileSection(input)}
+${emailSection(input.identity, input.csrfToken)}
 ${passwordSection(input)}
 ${sessionsSection(input)}
 </main>

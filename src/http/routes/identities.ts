@@ -10,6 +10,8 @@ import { findIdentityByEmail, setIdentityEmail } from '../../domain/identities/i
 import { validationError } from '../../domain/errors.js';
 import { revokeIdentitySessions } from '../../domain/sessions/session-service.js';
 import type { AppDeps } from '../deps.js';
+import { setEmailAndSendVerification } from '../../domain/verification/email-verification.js';
+import { verificationDeps } from './verification.js';
 import { IdParams, IdentitySchema, SERVICE_ERRORS, responses } from '../schemas.js';
 import { actorOf } from '../service-auth.js';
 
@@ -41,6 +43,12 @@ export const EmailBody = Type.Object(
       Type.Boolean({
         description:
           "The caller vouches for the address. Left out: false for a new address; the identity's address again keeps its verification",
+      }),
+    ),
+    send_verification: Type.Optional(
+      Type.Boolean({
+        description:
+          'True: when the address is left unverified, mail it a code and a link to GET /v1/verification (docs/verification.md); needs SERVICE_PUBLIC_URL. Left out or false: no mail',
       }),
     ),
   },
@@ -112,13 +120,17 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: responses({ 200: IdentitySchema }, [...SERVICE_ERRORS, 404, 409]),
       },
     },
-    async (request) =>
-      setIdentityEmail(
-        deps,
-        actorOf(request.caller),
-        requireIdentityId(request.params.id),
-        request.body,
-      ),
+    async (request) => {
+      const { send_verification: sendVerification, ...change } = request.body;
+      const actor = actorOf(request.caller);
+      const id = requireIdentityId(request.params.id);
+      if (sendVerification !== true) return setIdentityEmail(deps, actor, id, change);
+      // The link goes to the user, not back to the backend that called: only the public URL.
+      if (deps.config.publicUrl === null) {
+        throw validationError('send_verification needs SERVICE_PUBLIC_URL');
+      }
+      return setEmailAndSendVerification(verificationDeps(deps, request), actor, id, change);
+    },
   );
 
   const patchOptions = {

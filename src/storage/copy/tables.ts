@@ -2,7 +2,7 @@ import type { Database } from '../schema.js';
 
 /**
  * Every table of the schema, in an order that inserts each row after the rows it refers
- * to (sessions, links, credentials and operators after identities; flow errors and WebAuthn
+ * to (sessions, links, credentials, operators and mail codes after identities; flow errors and WebAuthn
  * challenges after flows and sessions). `schema_migrations` is not here: the target's own
  * migration writes it.
  */
@@ -24,6 +24,7 @@ export const COPY_ORDER = [
   'oidc_signing_keys',
   'outbox',
   'operators',
+  'mail_codes',
 ] as const satisfies readonly (keyof Database)[];
 
 export type CopiedTable = (typeof COPY_ORDER)[number];
