@@ -1,4 +1,5 @@
 import type { Clock } from '../lib/clock.js';
+import { MAIL_CODE_RETENTION_MS } from './mail-codes/mail-codes.js';
 import { SIGNING_KEY_RETENTION_MS } from './oidc/lifetimes.js';
 import { deleteExpiredSigningKeys } from './oidc/signing-keys.js';
 import type { Store } from './store.js';
@@ -9,6 +10,8 @@ export interface SweepResult {
   rate_limits: number;
   /** Passkey challenges never answered (those of swept flows and sessions go with them). */
   webauthn_challenges: number;
+  /** Mailed codes (verification) expired more than a day ago, whatever their state. */
+  mail_codes: number;
   /** Only when OIDC is on: expired provider models (codes, tokens, sessions, grants...). */
   oidc_models?: number;
   /** Only when OIDC is on: signing keys that left the JWKS. */
@@ -17,7 +20,7 @@ export interface SweepResult {
 
 /**
  * Deletes what can never be valid again: expired sessions (revoked ones included), flows,
- * counters, passkey challenges, and with OIDC on (SERVICE_OIDC_ISSUER) the provider's expired models and keys.
+ * counters, passkey challenges, mailed codes a day after they expired, and with OIDC on (SERVICE_OIDC_ISSUER) the provider's expired models and keys.
  */
 export async function sweep(
   store: Store,
@@ -30,6 +33,7 @@ export async function sweep(
     flows: await store.deleteExpiredFlows(now),
     rate_limits: await store.deleteExpiredRateLimits(now),
     webauthn_challenges: await store.deleteExpiredWebAuthnChallenges(now),
+    mail_codes: await store.deleteExpiredMailCodes(now - MAIL_CODE_RETENTION_MS),
   };
   if (options.oidc) {
     result.oidc_models = await store.deleteExpiredOidcModels(now);

@@ -226,7 +226,13 @@ describe('tessera CLI on SQLite', () => {
     await store.insertSession(stored(live));
     await store.close();
     const removed = await cliJson(['sweep'], box.env);
-    expect(removed).toEqual({ sessions: 1, flows: 0, rate_limits: 0, webauthn_challenges: 0 });
+    expect(removed).toEqual({
+      sessions: 1,
+      flows: 0,
+      rate_limits: 0,
+      webauthn_challenges: 0,
+      mail_codes: 0,
+    });
     const text = await runCli(['sweep'], box.env);
     expect(text.stdout).toBe('removed 0 session(s), 0 flow(s), 0 rate-limit counter(s)\n');
   });

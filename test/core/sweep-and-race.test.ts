@@ -37,6 +37,24 @@ describeEachDatabase('housekeeping sweep', (kind) => {
     await store.insertFlow(flow(keptFlow, 2 * HOUR));
     await store.hitRateLimit('sweep:short', 60_000, t.clock.now());
     await store.hitRateLimit('sweep:long', 3 * HOUR, t.clock.now());
+    // Mailed codes: kept a day past their expiry (their page says "expired"), then swept.
+    const mailCode = (id: string, expiresAt: number) =>
+      store.insertMailCode({
+        id,
+        purpose: 'verification',
+        identity_id: identity.id,
+        address: 'sweep@example.com',
+        code_hash: 'h',
+        token_hash: 'h',
+        csrf_token: 'c',
+        state: 'pending',
+        attempts: 0,
+        created_at: t.clock.now(),
+        expires_at: expiresAt,
+        used_at: null,
+      });
+    await mailCode('mc_gone', t.clock.now() - 25 * HOUR);
+    await mailCode('mc_kept', t.clock.now() - 22 * HOUR);
 
     t.clock.advance(HOUR / 2);
     const live = await createSession(t, identity.id);
@@ -45,7 +63,15 @@ describeEachDatabase('housekeeping sweep', (kind) => {
 
     t.clock.advance(HOUR / 2);
     const removed = await sweep(store, t.clock);
-    expect(removed).toEqual({ sessions: 2, flows: 1, rate_limits: 1, webauthn_challenges: 0 });
+    expect(removed).toEqual({
+      sessions: 2,
+      flows: 1,
+      rate_limits: 1,
+      webauthn_challenges: 0,
+      mail_codes: 1,
+    });
+    expect(await store.findMailCode('mc_gone')).toBeUndefined();
+    expect(await store.findMailCode('mc_kept')).toBeDefined();
     expect(await store.findSessionById(expiring.id)).toBeUndefined();
     expect(await store.findSessionById(revokedExpiring.id)).toBeUndefined();
     expect(await store.findSessionById(live.id)).toBeDefined();
@@ -66,6 +92,7 @@ describeEachDatabase('housekeeping sweep', (kind) => {
       flows: 0,
       rate_limits: 0,
       webauthn_challenges: 0,
+      mail_codes: 0,
     });
   });
 });

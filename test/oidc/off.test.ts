@@ -55,6 +55,7 @@ describeEachDatabase('OIDC off', (kind) => {
       'flows',
       'rate_limits',
       'webauthn_challenges',
+      'mail_codes',
     ]);
   });
 });

@@ -33,6 +33,9 @@ import type {
   SessionRevocation,
   StartedFlow,
   TwoFactorStatus,
+  CompletedVerification,
+  Verification,
+  VerificationSubmission,
   WebAuthnOptions,
 } from './types.js';
 
@@ -122,6 +125,16 @@ export interface TesseraClient {
     submission: FlowRecoveryCodeSubmission,
     options?: CallOptions,
   ): Promise<CompletedFlow>;
+  /** An email verification flow (docs/verification.md): its state and CSRF token. */
+  getVerification(id: string, options?: CallOptions): Promise<Verification>;
+  /** Confirms the address with the mailed code or the link's token; sent once, never repeated. */
+  submitVerification(
+    id: string,
+    submission: VerificationSubmission,
+    options?: CallOptions,
+  ): Promise<CompletedVerification>;
+  /** Mails a new code for a pending verification (limited per identity). */
+  resendVerification(id: string, csrfToken: string, options?: CallOptions): Promise<Verification>;
   /** The identity's live sessions with their device, newest first (`introspect`). */
   listIdentitySessions(id: string, options?: CallOptions): Promise<SessionListItem[]>;
   /** Sets a password; other sessions end unless `revoke_sessions: false` (`direct_auth`). */
@@ -377,6 +390,35 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
         o?.signal,
       );
     },
+    getVerification: async (id, o) =>
+      unwrap(
+        raw.GET('/v1/verification', {
+          params: { query: { id }, header: proxyHeader(o) },
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    submitVerification: async (id, submission, o) =>
+      unwrap(
+        raw.POST('/v1/verification/{id}', {
+          params: { path: { id }, header: proxyHeader(o) },
+          body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    resendVerification: async (id, csrfToken, o) =>
+      unwrap(
+        raw.POST('/v1/verification/{id}/resend', {
+          params: { path: { id }, header: proxyHeader(o) },
+          body: { csrf_token: csrfToken },
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
     listIdentitySessions: (id, o) =>
       unwrap(
         raw.GET('/v1/identities/{id}/sessions', { params: { path: { id } }, signal: o?.signal }),

@@ -16,6 +16,8 @@ export type Readiness = Schemas['Readiness'];
 export type Registration = Schemas['Registration'];
 export type ProfileUpdate = Schemas['ProfileUpdate'];
 export type EmailChange = Schemas['EmailChange'];
+export type Verification = Schemas['Verification'];
+export type CompletedVerification = Schemas['CompletedVerification'];
 export type LinkAttachment = Schemas['LinkAttachment'];
 export type LinkKey = Schemas['LinkKey'];
 /** The error model every failure answers: `{error, message?, retry_after?}`. */
@@ -87,6 +89,10 @@ export interface FlowTotpSubmission {
   code: string;
   csrf_token: string;
 }
+/** The mailed code, or the token of the mail's link: exactly one. */
+export type VerificationSubmission = { csrf_token: string } & (
+  { code: string; token?: never } | { token: string; code?: never }
+);
 export interface FlowRecoveryCodeSubmission {
   /** One of the recovery codes; each works once. */
   recovery_code: string;

@@ -24,4 +24,6 @@ export interface MailCodeStore {
     id: string,
     secrets: { code_hash: string; token_hash: string; expires_at: number },
   ): Promise<boolean>;
+  /** Deletes the codes, in any state, that expired before `before`; returns how many. */
+  deleteExpiredMailCodes(before: number): Promise<number>;
 }

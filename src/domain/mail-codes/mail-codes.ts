@@ -31,6 +31,12 @@ export const MAIL_CODE_SETTINGS: MailCodeSettings = {
   sendRule: { limit: 5, windowMs: 60 * 60_000 },
 };
 
+/**
+ * How long an expired code's row is kept before the sweep deletes it: its page can still
+ * say "expired" and offer a resend for that long, instead of "not found".
+ */
+export const MAIL_CODE_RETENTION_MS = 24 * 60 * 60_000;
+
 export interface MailCodeDeps {
   store: Store;
   clock: Clock;

@@ -54,6 +54,13 @@ export function mailCodeQueries(db: Kysely<Database>): MailCodeStore {
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },
+    async deleteExpiredMailCodes(before) {
+      const result = await db
+        .deleteFrom('mail_codes')
+        .where('expires_at', '<', before)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
     async renewMailCode(id, secrets) {
       const result = await db
         .updateTable('mail_codes')
