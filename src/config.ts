@@ -64,6 +64,11 @@ export interface Config {
   oidcIssuer: string | null;
   /** Mail (docs/mail.md); `smtpUrl` null: mail is written to the log instead of sent. */
   mail: MailConfig;
+  /**
+   * SERVICE_WEBHOOK_ALLOW_PRIVATE=on: webhook URLs may name loopback and private addresses
+   * (local receivers, tests); off, they are refused (server-side request forgery).
+   */
+  webhookAllowPrivate: boolean;
 }
 
 export interface MailConfig {
@@ -125,6 +130,7 @@ export const DEFAULTS = {
   SERVICE_SHUTDOWN_TIMEOUT_MS: '5000',
   SERVICE_LOG_LEVEL: 'info',
   SERVICE_ACCESS_LOG: 'off',
+  SERVICE_WEBHOOK_ALLOW_PRIVATE: 'off',
 } as const;
 
 /** The variables without a default: unset means off, none, or derived from another. */
@@ -214,6 +220,12 @@ function logLevel(env: Env): string {
     throw new ConfigError('SERVICE_LOG_LEVEL', `one of ${LOG_LEVELS.join(', ')}`, text);
   }
   return text;
+}
+
+function onOff(env: Env, name: 'SERVICE_WEBHOOK_ALLOW_PRIVATE'): boolean {
+  const text = read(env, name);
+  if (text !== 'on' && text !== 'off') throw new ConfigError(name, 'on or off', text);
+  return text === 'on';
 }
 
 function accessLog(env: Env, level: string): boolean {
@@ -484,5 +496,6 @@ export function loadConfig(env: Env = process.env): Config {
     accessLog: accessLog(env, level),
     oidcIssuer: issuer(env, publicUrl),
     mail: mail(env),
+    webhookAllowPrivate: onOff(env, 'SERVICE_WEBHOOK_ALLOW_PRIVATE'),
   };
 }

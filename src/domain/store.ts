@@ -12,6 +12,7 @@ import type { SecondFactorStore } from './second-factor/second-factor-store.js';
 import type { ServiceTokenStore } from './service-tokens/service-token-store.js';
 import type { SessionStore } from './sessions/session-store.js';
 import type { LegacyTokenStore } from './tokens/legacy-token-store.js';
+import type { WebhookStore } from './webhooks/webhook.js';
 
 /**
  * Everything the domain persists: one interface composed of the modules' own.
@@ -32,7 +33,8 @@ export interface Store
     PasskeyStore,
     OidcStore,
     OutboxStore,
-    AdminStore {
+    AdminStore,
+    WebhookStore {
   /**
    * Runs `work` in one database transaction: everything it writes commits, or none of it.
    * Inside a transaction, calling this again joins the open one.

@@ -11,6 +11,8 @@ import type { SecretBox } from '../lib/secret-box.js';
 import type { LegacyTokens } from '../domain/tokens/legacy-tokens.js';
 import type { TotpEngine } from '../domain/second-factor/totp.js';
 import type { OutboxCounters } from '../domain/outbox/outbox-worker.js';
+import type { WebhookEmitter } from '../domain/webhooks/webhook-emitter.js';
+import type { WebhookTransport } from '../domain/webhooks/webhook-transport.js';
 
 /** Everything the HTTP adapter needs, built once by the composition root. */
 export interface AppDeps {
@@ -37,4 +39,6 @@ export interface AppDeps {
   secondFactorRule: RateLimitRule;
   /** What this process's outbox worker delivered (serve.ts runs it), for /metrics. */
   outboxCounters: OutboxCounters;
+  /** Webhooks (docs/webhooks.md): the audit trail's follower and the receivers' transport. */
+  webhooks: { emitter: WebhookEmitter; transport: WebhookTransport };
 }

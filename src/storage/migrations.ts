@@ -257,4 +257,19 @@ export const migrations: Migration[] = [
       )`,
     ],
   },
+  {
+    // Webhooks (docs/webhooks.md): where events are posted and with which secret, sealed with
+    // the encryption key like TOTP secrets. Their deliveries are outbox rows of kind
+    // `webhook` whose target is the webhook's id.
+    id: '0011_webhooks',
+    statements: [
+      `CREATE TABLE webhooks (
+        id TEXT PRIMARY KEY,
+        url TEXT NOT NULL,
+        events TEXT NOT NULL,
+        sealed_secret TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+      )`,
+    ],
+  },
 ];

@@ -16,6 +16,7 @@ import type { OidcModelRecord } from '../domain/oidc/model.js';
 import type { SigningKeyRecord } from '../domain/oidc/signing-keys.js';
 import type { OutboxRecord } from '../domain/outbox/outbox.js';
 import type { OperatorRecord } from '../domain/admin/admin-store.js';
+import type { WebhookRecord } from '../domain/webhooks/webhook.js';
 
 /**
  * Tables as Kysely sees them; the rows are the domain's records. Every timestamp is
@@ -40,4 +41,5 @@ export interface Database {
   oidc_signing_keys: SigningKeyRecord;
   outbox: OutboxRecord;
   operators: OperatorRecord;
+  webhooks: WebhookRecord;
 }

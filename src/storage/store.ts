@@ -14,6 +14,7 @@ import { serviceTokenQueries } from './queries/service-tokens.js';
 import { sessionQueries } from './queries/sessions.js';
 import { tokenFormatQueries } from './queries/token-formats.js';
 import { transferQueries } from './queries/transfer.js';
+import { webhookQueries } from './queries/webhooks.js';
 import type { Database } from './schema.js';
 
 export type { Store };
@@ -55,7 +56,7 @@ export function createStore(db: Kysely<Database>, inTransaction = false): Store 
       passkeyQueries(db),
       oidcQueries(db),
     ),
-    Object.assign(outboxQueries(db), adminQueries(db), transactional),
+    Object.assign(outboxQueries(db), adminQueries(db), webhookQueries(db), transactional),
   );
   return store;
 }

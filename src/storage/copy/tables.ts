@@ -24,6 +24,7 @@ export const COPY_ORDER = [
   'oidc_signing_keys',
   'outbox',
   'operators',
+  'webhooks',
 ] as const satisfies readonly (keyof Database)[];
 
 export type CopiedTable = (typeof COPY_ORDER)[number];
