@@ -5,10 +5,16 @@ import type { Actor } from '../domain/audit/audit-log.js';
 import type { IdentityDeps } from '../domain/identities/identity-service.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { Config } from '../config.js';
+import type { AppDeps } from '../http/deps.js';
 import type { StoreHandle } from '../storage/store.js';
 
 /** What the commands use of the services the server also builds. */
-export type CliDeps = IdentityDeps & { store: StoreHandle; config: Config; secretBox: SecretBox };
+export type CliDeps = IdentityDeps & {
+  store: StoreHandle;
+  config: Config;
+  secretBox: SecretBox;
+  webhooks: AppDeps['webhooks'];
+};
 
 /** CLI actions are audited as service `cli`, with the operating-system user who ran them. */
 export function cliActor(): Actor {
