@@ -39,10 +39,20 @@ export class WebhookEmitter {
       const events = eventsOf(record);
       if (events.length === 0) continue;
       const webhooks = await this.#webhooks(tx);
+      let username: string | null | undefined;
       for (const event of events) {
-        const payload: WebhookPayload = { ...event, timestamp: toIso(record.at) };
-        for (const webhook of webhooks) {
-          if (!webhook.events.split(' ').includes(event.type)) continue;
+        const subscribed = webhooks.filter((webhook) =>
+          webhook.events.split(' ').includes(event.type),
+        );
+        if (subscribed.length === 0) continue;
+        // Every event about an identity names it by username too: read in this transaction,
+        // only for an event someone receives.
+        if (username === undefined && record.target_identity !== null) {
+          username = (await tx.findIdentityById(record.target_identity))?.username ?? null;
+        }
+        const data = record.target_identity === null ? event.data : { ...event.data, username };
+        const payload: WebhookPayload = { type: event.type, timestamp: toIso(record.at), data };
+        for (const webhook of subscribed) {
           await enqueue(tx, this.clock, {
             kind: 'webhook',
             target: webhook.id,
