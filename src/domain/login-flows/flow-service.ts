@@ -312,6 +312,5 @@ export async function submitToFlow<Input, Deps>(
   const by = { id: method.id, assurance: method.assurance, redeem };
   const minted = await completeFlowSignIn(deps, flow, 'created', identity, by, input.device);
   input.notes.sessionId = minted.session.id;
-  input.notes.aal = minted.session.aal;
   return { completed: true, returnTo: flow.return_to, minted };
 }

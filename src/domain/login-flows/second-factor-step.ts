@@ -78,6 +78,5 @@ export async function submitSecondFactor<Input, Deps>(
     input.device,
   );
   input.notes.sessionId = minted.session.id;
-  input.notes.aal = minted.session.aal;
   return { returnTo: flow.return_to, minted };
 }

@@ -54,7 +54,6 @@ export function recordSignIn(audit: AuditLog, attempt: SignInAttempt, outcome: s
       ...(attempt.signInMethod === undefined ? {} : { sign_in_method: attempt.signInMethod }),
       address: attempt.address,
       ...(attempt.sessionId === null ? {} : { session_id: attempt.sessionId }),
-      ...(attempt.aal === undefined ? {} : { aal: attempt.aal }),
     },
   });
 }

@@ -72,7 +72,7 @@ export async function completeSignIn(
     await deps.audit.write(tx, audit.actor, {
       action: audit.action,
       target_identity: identity.id,
-      details: { ...audit.details, session_id: minted.session.id, aal: minted.session.aal },
+      details: { ...audit.details, session_id: minted.session.id },
     });
   }
   return minted;

@@ -39,8 +39,6 @@ export interface SignInNotes {
   identityId: string | null;
   /** The session the sign-in minted. */
   sessionId: string | null;
-  /** The assurance of that session (for the `session.created` webhook event). */
-  aal?: Assurance;
   /**
    * The method the identity signs in with (the session's `authenticated_via`), once known:
    * a first factor's route names it, a second step learns it from its flow.

@@ -50,7 +50,12 @@ export class WebhookEmitter {
         if (username === undefined && record.target_identity !== null) {
           username = (await tx.findIdentityById(record.target_identity))?.username ?? null;
         }
-        const data = record.target_identity === null ? event.data : { ...event.data, username };
+        let data = record.target_identity === null ? event.data : { ...event.data, username };
+        if (event.type === 'session.created') {
+          // The assurance the sign-in reached is the session's, not the audit row's.
+          const session = await tx.findSessionById(String(event.data.session_id));
+          data = { ...data, aal: session?.aal ?? null };
+        }
         const payload: WebhookPayload = { type: event.type, timestamp: toIso(record.at), data };
         for (const webhook of subscribed) {
           await enqueue(tx, this.clock, {

@@ -25,9 +25,9 @@ function signIn(record: AuditRecord, details: Details): WebhookEvent[] {
   if (record.outcome === 'ok') {
     // A row of an ok sign-in with no session (a refusal answered 2xx) emits nothing.
     if (typeof details.session_id !== 'string') return [];
-    const aal = details.aal ?? 'aal1';
+    // The assurance (`aal`) is the session's own: the emitter reads it (webhook-emitter.ts).
     const data = { identity_id: record.target_identity, session_id: details.session_id };
-    return [{ type: 'session.created', data: { ...data, method, aal } }];
+    return [{ type: 'session.created', data: { ...data, method } }];
   }
   // The username the submitter claimed, and why it failed: never what was typed as a secret
   // (no secret reaches an audit row: sign-in-audit.ts).
