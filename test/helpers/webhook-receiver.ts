@@ -19,7 +19,10 @@ export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
   unverified = 0;
   secret = '';
-  answer: (webhook: ReceivedWebhook) => number = () => 200;
+  /** A number: the status answered. `hold`: never answered (a delivery left in flight). */
+  answer: (webhook: ReceivedWebhook) => number | 'hold' = () => 200;
+  held = 0;
+  #heldWaiters: (() => void)[] = [];
   #server: Server;
 
   private constructor(server: Server) {
@@ -47,6 +50,11 @@ export class WebhookReceiver {
         }
         const webhook = { id: String(req.headers['webhook-id']), ...payload, body };
         const status = receiver.answer(webhook);
+        if (status === 'hold') {
+          receiver.held += 1;
+          for (const wake of receiver.#heldWaiters.splice(0)) wake();
+          return;
+        }
         if (status >= 200 && status < 300) receiver.received.push(webhook);
         res.writeHead(status).end();
       });
@@ -57,6 +65,11 @@ export class WebhookReceiver {
 
   get url(): string {
     return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/hook`;
+  }
+
+  /** Resolves once at least `count` deliveries are held. */
+  async waitForHeld(count: number): Promise<void> {
+    while (this.held < count) await new Promise<void>((wake) => this.#heldWaiters.push(wake));
   }
 
   types(): string[] {
