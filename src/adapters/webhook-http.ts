@@ -80,10 +80,10 @@ export function httpWebhookTransport(allowPrivate: boolean): WebhookTransport {
       const send = parsed.protocol === 'https:' ? httpsRequest : httpRequest;
       return new Promise<number>((resolve, reject) => {
         const req = send(parsed, options, (res) => {
-          // The body is not read for anything: drained so the socket closes.
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-          res.on('error', reject);
+          // Only the status counts: the body is never read, so a receiver cannot hold the
+          // worker by streaming one (the connection is not reused: agent false).
+          resolve(res.statusCode ?? 0);
+          res.destroy();
         });
         req.on('timeout', () => req.destroy(new Error('the receiver did not answer in time')));
         req.on('error', reject);

@@ -92,7 +92,17 @@ export const EVENTS_OF_ACTION: Record<
         ]
       : [],
   identity_set_password: identity('password.changed', ['revoked_sessions']),
-  email_verify: identity('email.verified'),
+  // The verification flow (an address confirmed by its code); a new address confirmed is
+  // a change of the identity too.
+  email_verified: (record, details) => [
+    ...(details.email === 'changed'
+      ? identity('identity.updated')(record, details).map((event) => ({
+          ...event,
+          data: { ...event.data, fields: ['email'] },
+        }))
+      : []),
+    ...identity('email.verified')(record, details),
+  ],
   second_factor_enable: identity('second_factor.enabled', ['method']),
   second_factor_disable: (record, details) =>
     details.was_enabled === true
