@@ -15,6 +15,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { FakeClock } from '../helpers/clock.js';
 import { PASSWORD, testActor, uniqueName } from '../helpers/core.js';
 import { describeEachDatabase } from '../helpers/databases.js';
+import { addIdentity, signIn, startFlow, submit } from '../flows/helpers.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -121,6 +122,47 @@ describeEachDatabase('webhooks', (kind) => {
       expect(webhook.body).not.toContain('not the password at all');
     }
     expect(new Set(receiver.received.map((w) => w.id)).size).toBe(receiver.received.length);
+  });
+
+  it('posts the browser flow’s sign-ins (buffered audit rows) and a password change', async () => {
+    await subscribe(['session.created', 'sign_in.failed', 'password.changed']);
+    const alice = await addIdentity(t, 'alice');
+    const flow = await startFlow(t);
+    const wrong = await submit(t, flow.id, {
+      username: 'alice',
+      password: 'wrong but long enough',
+      csrf_token: flow.csrf_token,
+    });
+    expect(wrong.statusCode).toBe(401);
+    expect((await signIn(t, await startFlow(t))).statusCode).toBe(200);
+    const token = await t.token('direct_auth');
+    const changed = await t.call('PUT', `/v1/identities/${alice.id}/password`, token, {
+      password: 'another correct horse staple',
+    });
+    expect(changed.statusCode).toBe(204);
+    await deliver();
+
+    expect(receiver.unverified).toBe(0);
+    expect(receiver.types().sort()).toEqual(
+      ['password.changed', 'session.created', 'sign_in.failed'].sort(),
+    );
+    const byType = Object.fromEntries(receiver.received.map((w) => [w.type, w.data]));
+    expect(byType['session.created']).toMatchObject({
+      identity_id: alice.id,
+      username: 'alice',
+      method: 'password',
+      aal: 'aal1',
+    });
+    expect(byType['sign_in.failed']).toMatchObject({
+      identity_id: alice.id,
+      username: 'alice',
+      reason: 'invalid_credentials',
+    });
+    expect(byType['password.changed']).toMatchObject({ identity_id: alice.id });
+    for (const webhook of receiver.received) {
+      expect(webhook.body).not.toContain('wrong but long enough');
+      expect(webhook.body).not.toContain('another correct horse staple');
+    }
   });
 
   it('emits only subscribed events, nothing for a change rolled back, nothing once deleted', async () => {
