@@ -2,6 +2,7 @@ import { lookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { isPrivateAddress } from '../lib/private-address.js';
 import { AddressRefused, type WebhookTransport } from '../domain/webhooks/webhook-transport.js';
 
@@ -34,7 +35,7 @@ function hostOf(url: URL): string {
 }
 
 /**
- * Webhooks over node:http(s). The connection's own DNS lookup is the one checked, so the
+ * Webhooks over node:http(s), signed with the standardwebhooks package. The connection's own DNS lookup is the one checked, so the
  * address checked is the address connected to; a literal address is checked directly.
  */
 export function httpWebhookTransport(allowPrivate: boolean): WebhookTransport {
@@ -66,7 +67,16 @@ export function httpWebhookTransport(allowPrivate: boolean): WebhookTransport {
 
   return {
     check,
-    async post(url, headers, body) {
+    async post(url, message) {
+      const body = message.body;
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'Tessera-Webhooks',
+        'webhook-id': message.id,
+        'webhook-timestamp': String(Math.floor(message.at.getTime() / 1000)),
+        // The standardwebhooks package signs: `v1,` and the HMAC-SHA256 of id.timestamp.body.
+        'webhook-signature': new Webhook(message.secret).sign(message.id, message.at, body),
+      };
       const parsed = parse(url);
       const host = hostOf(parsed);
       if (!allowPrivate && isIP(host) !== 0 && isPrivateAddress(host)) throw refusal(host);

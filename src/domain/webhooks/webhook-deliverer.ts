@@ -1,4 +1,3 @@
-import { Webhook } from 'standardwebhooks';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 import { type Deliverer, DeliveryFailure, type OutboxRecord } from '../outbox/outbox.js';
@@ -7,7 +6,7 @@ import { AddressRefused, type WebhookTransport } from './webhook-transport.js';
 
 /**
  * The outbox's `webhook` kind, by the Standard Webhooks specification: the row's body,
- * signed with the webhook's secret at each attempt (`webhook-timestamp` is the attempt's,
+ * signed with the webhook's secret at each attempt (by the transport) (`webhook-timestamp` is the attempt's,
  * so receivers' replay windows hold), under `webhook-id` = the row's id, the same on every
  * attempt: a receiver de-duplicates by it (at-least-once).
  *
@@ -30,17 +29,15 @@ export function webhookDeliverer(deps: {
       if (secret === null) {
         throw new DeliveryFailure('permanent', 'no configured encryption key opens the secret');
       }
-      const at = new Date(deps.clock.now());
-      const headers = {
-        'content-type': 'application/json',
-        'user-agent': 'Tessera-Webhooks',
-        'webhook-id': record.id,
-        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-        'webhook-signature': new Webhook(secret).sign(record.id, at, record.payload),
+      const message = {
+        id: record.id,
+        at: new Date(deps.clock.now()),
+        body: record.payload,
+        secret,
       };
       let status: number;
       try {
-        status = await deps.transport.post(webhook.url, headers, record.payload);
+        status = await deps.transport.post(webhook.url, message);
       } catch (error) {
         if (error instanceof AddressRefused) throw new DeliveryFailure('permanent', error.message);
         throw error;

@@ -21,8 +21,21 @@ export interface WebhookTransport {
   /** Throws AddressRefused when the URL may not be used. */
   check(url: string): Promise<void>;
   /**
-   * POSTs `body` and resolves with the answer's status; never follows a redirect. Throws
-   * AddressRefused, or any other error for a failure to connect or a timeout.
+   * POSTs the message, signed by the Standard Webhooks specification (`webhook-id`,
+   * `webhook-timestamp`, `webhook-signature`), and resolves with the answer's status; never
+   * follows a redirect. Throws AddressRefused, or any other error for a failure to connect
+   * or a timeout.
    */
-  post(url: string, headers: Record<string, string>, body: string): Promise<number>;
+  post(url: string, message: SignedMessage): Promise<number>;
+}
+
+export interface SignedMessage {
+  /** `webhook-id`: the same on every attempt of one delivery. */
+  id: string;
+  /** `webhook-timestamp`: this attempt's. */
+  at: Date;
+  /** The JSON body, posted exactly as signed. */
+  body: string;
+  /** The webhook's `whsec_...` secret. */
+  secret: string;
 }
