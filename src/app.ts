@@ -1,3 +1,5 @@
+import { httpWebhookTransport } from './adapters/webhook-http.js';
+import { WebhookEmitter } from './domain/webhooks/webhook-emitter.js';
 import type { FastifyInstance } from 'fastify';
 import { createArgon2Hasher } from './adapters/argon2-hasher.js';
 import { createOtplibTotp } from './adapters/otplib-totp.js';
@@ -74,6 +76,11 @@ export async function buildServices(
     const audit = new AuditLog(store, clock, config.auditFlushMs, (error, lost) =>
       log.error({ err: error, lost }, OUTAGE_MESSAGES.auditUnwritten),
     );
+    const webhooks = {
+      emitter: new WebhookEmitter(clock),
+      transport: httpWebhookTransport(config.webhookAllowPrivate),
+    };
+    audit.follow(webhooks.emitter);
     const deps: AppDeps = {
       config,
       store,
@@ -95,6 +102,7 @@ export async function buildServices(
       secondFactorRule: config.rateLimits.secondFactor,
       outboxCounters: new OutboxCounters(),
       notices: config.mailNotices,
+      webhooks,
     };
     return {
       deps,

@@ -67,6 +67,11 @@ export interface Config {
   mail: MailConfig;
   /** SERVICE_MAIL_NOTICES: the security notices that are sent (docs/mail.md). */
   mailNotices: NoticeSettings;
+  /**
+   * SERVICE_WEBHOOK_ALLOW_PRIVATE=on: webhook URLs may name loopback and private addresses
+   * (local receivers, tests); off, they are refused (server-side request forgery).
+   */
+  webhookAllowPrivate: boolean;
 }
 
 export interface MailConfig {
@@ -129,6 +134,7 @@ export const DEFAULTS = {
   SERVICE_LOG_LEVEL: 'info',
   SERVICE_ACCESS_LOG: 'off',
   SERVICE_MAIL_NOTICES: 'all',
+  SERVICE_WEBHOOK_ALLOW_PRIVATE: 'off',
 } as const;
 
 /** The variables without a default: unset means off, none, or derived from another. */
@@ -218,6 +224,12 @@ function logLevel(env: Env): string {
     throw new ConfigError('SERVICE_LOG_LEVEL', `one of ${LOG_LEVELS.join(', ')}`, text);
   }
   return text;
+}
+
+function onOff(env: Env, name: 'SERVICE_WEBHOOK_ALLOW_PRIVATE'): boolean {
+  const text = read(env, name);
+  if (text !== 'on' && text !== 'off') throw new ConfigError(name, 'on or off', text);
+  return text === 'on';
 }
 
 function accessLog(env: Env, level: string): boolean {
@@ -505,5 +517,6 @@ export function loadConfig(env: Env = process.env): Config {
     oidcIssuer: issuer(env, publicUrl),
     mail: mail(env),
     mailNotices: mailNotices(env),
+    webhookAllowPrivate: onOff(env, 'SERVICE_WEBHOOK_ALLOW_PRIVATE'),
   };
 }

@@ -4,6 +4,7 @@ import { smtpMailer } from './adapters/smtp-mailer.js';
 import type { MailConfig } from './config.js';
 import { mailDeliverer } from './domain/mail/mail-deliverer.js';
 import { MailRenderer } from './domain/mail/render.js';
+import { webhookDeliverer } from './domain/webhooks/webhook-deliverer.js';
 import {
   OutboxWorker,
   type OutboxCounters,
@@ -21,6 +22,8 @@ export interface CourierParts {
   clock: Clock;
   counters: OutboxCounters;
   log: WorkerLog;
+  /** Present: webhooks are delivered too (serve.ts); absent, only mail (tests of mail). */
+  webhooks?: Parameters<typeof webhookDeliverer>[0];
 }
 
 /**
@@ -41,6 +44,9 @@ export function buildCourier(
   return new OutboxWorker({
     ...parts,
     ...tuning,
-    deliverers: { mail: mailDeliverer(renderer, sender, domain) },
+    deliverers: {
+      mail: mailDeliverer(renderer, sender, domain),
+      ...(parts.webhooks ? { webhook: webhookDeliverer(parts.webhooks) } : {}),
+    },
   });
 }

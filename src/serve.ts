@@ -42,6 +42,12 @@ async function run(config: Config, { app, deps, close }: App): Promise<void> {
     clock: deps.clock,
     counters: deps.outboxCounters,
     log: app.log,
+    webhooks: {
+      store: deps.store,
+      secretBox: deps.secretBox,
+      transport: deps.webhooks.transport,
+      clock: deps.clock,
+    },
   });
   const applied = await deps.store.migrate();
   if (applied.length > 0) app.log.info({ applied }, 'migrations applied');

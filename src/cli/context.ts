@@ -6,6 +6,7 @@ import type { IdentityDeps } from '../domain/identities/identity-service.js';
 import type { NoticeSettings } from '../domain/notices/notices.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { Config } from '../config.js';
+import type { AppDeps } from '../http/deps.js';
 import type { StoreHandle } from '../storage/store.js';
 
 /** What the commands use of the services the server also builds. */
@@ -14,6 +15,7 @@ export type CliDeps = IdentityDeps & {
   config: Config;
   secretBox: SecretBox;
   notices: NoticeSettings;
+  webhooks: AppDeps['webhooks'];
 };
 
 /** CLI actions are audited as service `cli`, with the operating-system user who ran them. */

@@ -12,6 +12,7 @@ import { exitStatus, reportFailure, toFailure } from './failure.js';
 import { identityCommands } from './identity.js';
 import { legacyTokenCommands } from './legacy-tokens.js';
 import { mailCommands } from './mail.js';
+import { webhookCommands } from './webhook.js';
 import { oidcCommands } from './oidc.js';
 import { printJson, wantsJson } from './output.js';
 import { pepperCommands } from './pepper.js';
@@ -92,6 +93,7 @@ oidcCommands(program);
 svcCommands(program);
 legacyTokenCommands(program);
 mailCommands(program);
+webhookCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -13,6 +13,7 @@ import type { SecondFactorStore } from './second-factor/second-factor-store.js';
 import type { ServiceTokenStore } from './service-tokens/service-token-store.js';
 import type { SessionStore } from './sessions/session-store.js';
 import type { LegacyTokenStore } from './tokens/legacy-token-store.js';
+import type { WebhookStore } from './webhooks/webhook.js';
 
 /**
  * Everything the domain persists: one interface composed of the modules' own.
@@ -34,7 +35,8 @@ export interface Store
     OidcStore,
     OutboxStore,
     AdminStore,
-    MailCodeStore {
+    MailCodeStore,
+    WebhookStore {
   /**
    * Runs `work` in one database transaction: everything it writes commits, or none of it.
    * Inside a transaction, calling this again joins the open one.

@@ -12,6 +12,8 @@ import type { LegacyTokens } from '../domain/tokens/legacy-tokens.js';
 import type { TotpEngine } from '../domain/second-factor/totp.js';
 import type { OutboxCounters } from '../domain/outbox/outbox-worker.js';
 import type { NoticeSettings } from '../domain/notices/notices.js';
+import type { WebhookEmitter } from '../domain/webhooks/webhook-emitter.js';
+import type { WebhookTransport } from '../domain/webhooks/webhook-transport.js';
 
 /** Everything the HTTP adapter needs, built once by the composition root. */
 export interface AppDeps {
@@ -40,4 +42,6 @@ export interface AppDeps {
   outboxCounters: OutboxCounters;
   /** The security notices that are on (SERVICE_MAIL_NOTICES, docs/mail.md). */
   notices: NoticeSettings;
+  /** Webhooks (docs/webhooks.md): the audit trail's follower and the receivers' transport. */
+  webhooks: { emitter: WebhookEmitter; transport: WebhookTransport };
 }

@@ -281,4 +281,19 @@ export const migrations: Migration[] = [
       `CREATE INDEX mail_codes_identity_idx ON mail_codes(identity_id, purpose, state)`,
     ],
   },
+  {
+    // Webhooks (docs/webhooks.md): where events are posted and with which secret, sealed with
+    // the encryption key like TOTP secrets. Their deliveries are outbox rows of kind
+    // `webhook` whose target is the webhook's id.
+    id: '0012_webhooks',
+    statements: [
+      `CREATE TABLE webhooks (
+        id TEXT PRIMARY KEY,
+        url TEXT NOT NULL,
+        events TEXT NOT NULL,
+        sealed_secret TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+      )`,
+    ],
+  },
 ];

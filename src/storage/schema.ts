@@ -17,6 +17,7 @@ import type { SigningKeyRecord } from '../domain/oidc/signing-keys.js';
 import type { OutboxRecord } from '../domain/outbox/outbox.js';
 import type { OperatorRecord } from '../domain/admin/admin-store.js';
 import type { MailCodeRecord } from '../domain/mail-codes/mail-code.js';
+import type { WebhookRecord } from '../domain/webhooks/webhook.js';
 
 /**
  * Tables as Kysely sees them; the rows are the domain's records. Every timestamp is
@@ -42,4 +43,5 @@ export interface Database {
   outbox: OutboxRecord;
   operators: OperatorRecord;
   mail_codes: MailCodeRecord;
+  webhooks: WebhookRecord;
 }

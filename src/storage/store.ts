@@ -15,6 +15,7 @@ import { serviceTokenQueries } from './queries/service-tokens.js';
 import { sessionQueries } from './queries/sessions.js';
 import { tokenFormatQueries } from './queries/token-formats.js';
 import { transferQueries } from './queries/transfer.js';
+import { webhookQueries } from './queries/webhooks.js';
 import type { Database } from './schema.js';
 
 export type { Store };
@@ -56,7 +57,13 @@ export function createStore(db: Kysely<Database>, inTransaction = false): Store 
       passkeyQueries(db),
       oidcQueries(db),
     ),
-    Object.assign(outboxQueries(db), adminQueries(db), mailCodeQueries(db), transactional),
+    Object.assign(
+      outboxQueries(db),
+      adminQueries(db),
+      mailCodeQueries(db),
+      webhookQueries(db),
+      transactional,
+    ),
   );
   return store;
 }

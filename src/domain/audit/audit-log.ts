@@ -1,6 +1,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import type { AuditRecord, AuditStore } from './audit.js';
+import type { Store } from '../store.js';
+import type { AuditRecord } from './audit.js';
 
 /** Who did it: a service token, or the CLI (service_name `cli`, with the OS user in details). */
 export interface Actor {
@@ -31,6 +32,16 @@ export function auditRecord(actor: Actor, event: AuditEvent, at: number): AuditR
   };
 }
 
+/**
+ * What follows the audit trail inside its transactions: the webhooks' emitter
+ * (webhooks/webhook-emitter.ts), which turns rows into deliveries in the outbox.
+ */
+export interface AuditFollower {
+  /** False when no row of these can emit anything: a buffered flush stays a plain insert. */
+  mayEmit(records: readonly AuditRecord[]): boolean;
+  emit(tx: Store, records: readonly AuditRecord[]): Promise<void>;
+}
+
 /** Rows kept in memory while the database cannot take them; beyond this the oldest go. */
 export const MAX_BUFFERED_AUDIT_ROWS = 10_000;
 
@@ -46,17 +57,28 @@ export class AuditLog {
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
   #busy = false;
+  #follower: AuditFollower | undefined;
 
   constructor(
-    private readonly store: AuditStore,
+    private readonly store: Store,
     private readonly clock: Clock,
     private readonly flushMs: number,
     private readonly onError: (error: unknown, lost: number) => void,
   ) {}
 
-  /** Writes the row through `tx`, so it commits or rolls back with the mutation. */
-  async write(tx: AuditStore, actor: Actor, event: AuditEvent): Promise<void> {
-    await tx.insertAuditRecords([auditRecord(actor, event, this.clock.now())]);
+  /** Set once at wiring (app.ts): every row written from then on is followed. */
+  follow(follower: AuditFollower): void {
+    this.#follower = follower;
+  }
+
+  /**
+   * Writes the row through `tx`, so it commits or rolls back with the mutation; so do the
+   * webhook deliveries it causes.
+   */
+  async write(tx: Store, actor: Actor, event: AuditEvent): Promise<void> {
+    const records = [auditRecord(actor, event, this.clock.now())];
+    await tx.insertAuditRecords(records);
+    if (this.#follower?.mayEmit(records)) await this.#follower.emit(tx, records);
   }
 
   enqueue(actor: Actor, event: AuditEvent): void {
@@ -74,7 +96,17 @@ export class AuditLog {
       if (batch.length === 0) return;
       this.#busy = true;
       try {
-        await this.store.insertAuditRecords(batch);
+        const follower = this.#follower;
+        // Buffered rows (a failed sign-in, a browser sign-in) have no mutation of their own:
+        // their deliveries commit with them, at least once from this flush on.
+        if (follower?.mayEmit(batch)) {
+          await this.store.transaction(async (tx) => {
+            await tx.insertAuditRecords(batch);
+            await follower.emit(tx, batch);
+          });
+        } else {
+          await this.store.insertAuditRecords(batch);
+        }
       } catch (error) {
         const kept = [...batch, ...this.#buffer];
         const lost = Math.max(0, kept.length - MAX_BUFFERED_AUDIT_ROWS);

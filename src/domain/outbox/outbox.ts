@@ -3,8 +3,8 @@ import { newId } from '../../lib/ids.js';
 
 /**
  * What the outbox carries. Each kind has its own Deliverer and its own maximum age
- * (retry-policy.ts); `webhook` is reserved for the webhooks to come, so its retry
- * schedule is decided in the same place as mail's.
+ * (retry-policy.ts): `mail` (mail/mail-deliverer.ts) and `webhook`
+ * (webhooks/webhook-deliverer.ts, whose rows' `target` is the webhook's id).
  */
 export type OutboxKind = 'mail' | 'webhook';
 
@@ -15,9 +15,9 @@ export const OUTBOX_STATES = ['pending', 'sent', 'failed'] as const;
 export interface OutboxRecord {
   id: string;
   kind: OutboxKind;
-  /** Where it goes: the recipient's address for mail. Shown by `tessera mail list`. */
+  /** Where it goes: the recipient's address for mail, the webhook's id for a webhook. */
   target: string;
-  /** What it is: the template name for mail. Shown by `tessera mail list`. */
+  /** What it is: the template name for mail, the event type for a webhook. */
   topic: string;
   /** The kind's own JSON document; emptied (`{}`) once sent, so no code outlives its delivery. */
   payload: string;

@@ -18,9 +18,12 @@ export const ADMIN_PATHS = {
   oidcClients: '/v1/admin/oidc/clients',
   revokeOidcClient: (id: string) => `/v1/admin/oidc/clients/${encodeURIComponent(id)}/revoke`,
   rotateOidcKey: '/v1/admin/oidc/keys/rotate',
+  webhooks: '/v1/admin/webhooks',
+  deleteWebhook: (id: string) => `/v1/admin/webhooks/${encodeURIComponent(id)}/delete`,
+  resendDelivery: (id: string) => `/v1/admin/webhooks/deliveries/${encodeURIComponent(id)}/resend`,
 } as const;
 
-export type Section = 'home' | 'identities' | 'audit' | 'tokens' | 'oidc';
+export type Section = 'home' | 'identities' | 'audit' | 'tokens' | 'oidc' | 'webhooks';
 
 const SECTIONS: [Section, string, string][] = [
   ['home', ADMIN_PATHS.home, 'Overview'],
@@ -28,6 +31,7 @@ const SECTIONS: [Section, string, string][] = [
   ['audit', ADMIN_PATHS.audit, 'Audit log'],
   ['tokens', ADMIN_PATHS.serviceTokens, 'Service tokens'],
   ['oidc', ADMIN_PATHS.oidc, 'OIDC clients'],
+  ['webhooks', ADMIN_PATHS.webhooks, 'Webhooks'],
 ];
 
 /** `2026-11-23 14:05 UTC`, with the exact instant in `datetime`. */

@@ -31,6 +31,7 @@ import { overviewPage } from './overview-page.js';
 import { adminErrorHandler, sendAdminHtml, sentence } from './respond.js';
 import { Html, REFUSALS, SIGNED_OUT } from './schemas.js';
 import { serviceTokenRoutes } from './service-token-routes.js';
+import { webhookRoutes } from './webhook-routes.js';
 import { oidcRoutes } from './oidc-routes.js';
 
 /**
@@ -71,6 +72,7 @@ export async function adminRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     consolePages(admin, deps);
     identityActions(admin, deps);
     serviceTokenRoutes(admin, deps);
+    webhookRoutes(admin, deps);
     oidcRoutes(admin, deps);
   });
 }

@@ -25,6 +25,7 @@ export const COPY_ORDER = [
   'outbox',
   'operators',
   'mail_codes',
+  'webhooks',
 ] as const satisfies readonly (keyof Database)[];
 
 export type CopiedTable = (typeof COPY_ORDER)[number];
