@@ -133,8 +133,13 @@ describeInChromium('Sign out on every hosted page', () => {
     expect(foreign.json()).toEqual({ error: 'forbidden' });
   });
 
+  // Every page with JavaScript off (the form needs none); with it on, only the pages whose
+  // features are scripts (the login page's passkey button, the passkeys page), where a
+  // script could get in the form's way. On the others JavaScript changes nothing.
+  const withScripts = new Set(['login-already-signed-in', 'passkeys']);
   describe.each([false, true])('JavaScript on: %s', (javaScriptEnabled) => {
-    it.each(pages)('$name', async ({ name, title, open }) => {
+    const reached = javaScriptEnabled ? pages.filter((p) => withScripts.has(p.name)) : pages;
+    it.each(reached)('$name', async ({ name, title, open }) => {
       const context: BrowserContext = await browser.newContext({ javaScriptEnabled });
       context.setDefaultTimeout(5_000);
       const violations: string[] = [];

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Identity } from '../../src/domain/identities/identity.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { auditEntries } from '../helpers/core.js';
 import { cliJson, cliSandbox, type CliSandbox, runCli } from '../helpers/cli.js';
-import { createTestDatabase, describeEachDatabase } from '../helpers/databases.js';
+import { createTestDatabase } from '../helpers/databases.js';
 import { cliEnvFor } from '../helpers/transfer.js';
 
 const PASSWORD = 'a long enough password';
@@ -11,8 +11,13 @@ const PASSWORD = 'a long enough password';
 // Each CLI run is a Node process of its own: generous time for a loaded machine.
 vi.setConfig({ testTimeout: 180_000 });
 
-/** `identity create --email`, `identity set-email` (docs/cli.md), on both databases. */
-describeEachDatabase('tessera identity email', (kind) => {
+/**
+ * `identity create --email`, `identity set-email` (docs/cli.md). On SQLite only: the CLI
+ * calls the same domain services as the API, whose email suites run on both databases
+ * (test/core/identity-email*.test.ts), and every CLI run here is a process of its own.
+ */
+describe('tessera identity email [sqlite]', () => {
+  const kind = 'sqlite';
   let box: CliSandbox;
   let t: TestApp;
   let env: Record<string, string>;
