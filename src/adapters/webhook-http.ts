@@ -19,6 +19,14 @@ function parse(url: string): URL {
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new AddressRefused('not_http', 'the URL must be http:// or https://');
   }
+  // The URL is listed and audited as written: a password in it would be shown to every
+  // operator. The signature is what proves to the receiver that Tessera sent the event.
+  if (parsed.username !== '' || parsed.password !== '') {
+    throw new AddressRefused(
+      'credentials',
+      'the URL must not carry a user name or password (the webhook signature authenticates Tessera)',
+    );
+  }
   return parsed;
 }
 

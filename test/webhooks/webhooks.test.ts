@@ -249,6 +249,7 @@ describeEachDatabase('webhook URLs', (kind) => {
     'http://[::ffff:127.0.0.1]/',
     'http://localhost:3000/hook',
     'ftp://example.com/',
+    'https://user:secret@example.com/hook',
   ])('refuses %s without SERVICE_WEBHOOK_ALLOW_PRIVATE=on', async (url) => {
     await expect(
       createWebhook(t.deps, testActor, { url, events: ['identity.created'] }),
@@ -261,6 +262,13 @@ describeEachDatabase('webhook URLs', (kind) => {
     const message = { id: 'x', at: new Date(), body: '{}', secret: 'whsec_' + 'A'.repeat(44) };
     await expect(transport.post('http://localhost:1/', message)).rejects.toMatchObject({
       reason: 'private_address',
+    });
+  });
+
+  it('refuses credentials in the URL, even where private addresses are allowed', async () => {
+    const transport = httpWebhookTransport(true);
+    await expect(transport.check('http://user:secret@127.0.0.1:1/')).rejects.toMatchObject({
+      reason: 'credentials',
     });
   });
 

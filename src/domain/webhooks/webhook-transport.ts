@@ -1,5 +1,5 @@
 /** Why a webhook URL may not be used: a typed reason, never a matched message. */
-export type AddressRefusal = 'not_http' | 'private_address' | 'unresolvable';
+export type AddressRefusal = 'not_http' | 'credentials' | 'private_address' | 'unresolvable';
 
 export class AddressRefused extends Error {
   constructor(
