@@ -65,28 +65,19 @@ export async function issueMailCode(
   input: { purpose: MailCodePurpose; identityId: string; address: string },
   settings: MailCodeSettings = MAIL_CODE_SETTINGS,
 ): Promise<IssuedCode> {
-  await consumeRateLimit(
-    tx,
-    deps.clock,
-    sendKey(input.purpose, input.identityId),
-    settings.sendRule,
-  );
-  await tx.supersedeMailCodes(input.identityId, input.purpose);
-  const now = deps.clock.now();
   const id = newMailCodeId();
-  const { code, token } = newCodeSecrets();
+  const { code, token, secrets } = await freshSecrets(deps, tx, id, input, settings);
+  await tx.supersedeMailCodes(input.identityId, input.purpose);
   const record: MailCodeRecord = {
     id,
     purpose: input.purpose,
     identity_id: input.identityId,
     address: input.address,
-    code_hash: deps.secretBox.mac(codeContext(id), code),
-    token_hash: deps.secretBox.mac(tokenContext(id), token),
+    ...secrets,
     csrf_token: randomSecret(),
     state: 'pending',
     attempts: 0,
-    created_at: now,
-    expires_at: now + settings.ttlMs,
+    created_at: deps.clock.now(),
     used_at: null,
   };
   await tx.insertMailCode(record);
@@ -104,20 +95,42 @@ export async function renewMailCode(
   record: MailCodeRecord,
   settings: MailCodeSettings = MAIL_CODE_SETTINGS,
 ): Promise<IssuedCode> {
+  const { code, token, secrets } = await freshSecrets(
+    deps,
+    tx,
+    record.id,
+    { purpose: record.purpose, identityId: record.identity_id },
+    settings,
+  );
+  if (!(await tx.renewMailCode(record.id, secrets))) throw new DomainError('invalid_token');
+  return { record: { ...record, ...secrets }, code, token };
+}
+
+/**
+ * A send, counted against the identity's limit for the purpose (first sends and resends
+ * alike), and the code and link token it mails: only their MACs under the row's id are
+ * kept, with the new expiry.
+ */
+async function freshSecrets(
+  deps: MailCodeDeps,
+  tx: Store,
+  id: string,
+  input: { purpose: MailCodePurpose; identityId: string },
+  settings: MailCodeSettings,
+) {
   await consumeRateLimit(
     tx,
     deps.clock,
-    sendKey(record.purpose, record.identity_id),
+    sendKey(input.purpose, input.identityId),
     settings.sendRule,
   );
   const { code, token } = newCodeSecrets();
-  const renewed = {
-    code_hash: deps.secretBox.mac(codeContext(record.id), code),
-    token_hash: deps.secretBox.mac(tokenContext(record.id), token),
+  const secrets = {
+    code_hash: deps.secretBox.mac(codeContext(id), code),
+    token_hash: deps.secretBox.mac(tokenContext(id), token),
     expires_at: deps.clock.now() + settings.ttlMs,
   };
-  if (!(await tx.renewMailCode(record.id, renewed))) throw new DomainError('invalid_token');
-  return { record: { ...record, ...renewed }, code, token };
+  return { code, token, secrets };
 }
 
 /** A code by id and purpose; anything else is not found (ids are not secrets, but not guessable). */
