@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEachDatabase } from '../helpers/databases.js';
+import { type TestApp, createTestApp } from '../helpers/app.js';
+import { describeEachDatabase, describeOnPostgres } from '../helpers/databases.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
-import { LOOSE_SIGN_IN_LIMITS, expectError, flowRow, startFlow } from '../flows/helpers.js';
+import {
+  APP_ORIGIN,
+  LOOSE_SIGN_IN_LIMITS,
+  expectError,
+  flowRow,
+  startFlow,
+} from '../flows/helpers.js';
 import { ORIGIN, type PasskeyTestApp, createPasskeyApp } from '../passkeys/helpers.js';
 
 /** Issue 22, item 4, for a first step: racing copies of one right passkey assertion. */
@@ -58,5 +65,50 @@ describeEachDatabase('racing passkey assertions on one flow', (kind) => {
     // The right answer to the same challenge comes too late: the challenge served one.
     const right = device.assert(options.json().options, { origin: ORIGIN });
     expectError(await t.submitPasskey(flow, right), 401, 'invalid_credentials');
+  });
+});
+
+describeOnPostgres('racing passkey assertions across two instances on one schema', () => {
+  const ENV = { ...LOOSE_SIGN_IN_LIMITS, SERVICE_FLOW_MAX_ATTEMPTS: '3' };
+  let t: PasskeyTestApp;
+  let two: TestApp;
+  const device = new SoftAuthenticator();
+
+  beforeAll(async () => {
+    t = await createPasskeyApp('postgres', ENV);
+    // The same settings createPasskeyApp gives the first, on the same schema.
+    two = await createTestApp(
+      'postgres',
+      { SERVICE_SESSION_CORS_ORIGINS: APP_ORIGIN, SERVICE_PUBLIC_URL: ORIGIN, ...ENV },
+      t.db,
+    );
+    const registered = await t.register(await t.passwordSignIn(), device);
+    expect(registered.statusCode, registered.body).toBe(201);
+  });
+  afterAll(async () => {
+    await two?.close();
+    await t?.close();
+  });
+
+  it(`${RACERS} copies of one assertion, split over the instances: exactly one session`, async () => {
+    const flow = await startFlow(t);
+    const options = await t.flowOptions(flow);
+    const credential = device.assert(options.json().options, { origin: ORIGIN });
+    const answers = await Promise.all(
+      Array.from({ length: RACERS }, (_, i) =>
+        (i % 2 === 0 ? t : two).inject({
+          method: 'POST',
+          url: `/v1/flows/${flow.id}/passkey`,
+          headers: { origin: ORIGIN },
+          payload: { csrf_token: flow.csrf_token, credential },
+        }),
+      ),
+    );
+    const winners = answers.filter((answer) => answer.statusCode === 200);
+    expect(winners, answers.map((a) => a.body).join('\n')).toHaveLength(1);
+    for (const loser of answers.filter((answer) => answer.statusCode !== 200)) {
+      expectError(loser, 401, 'invalid_token');
+    }
+    expect(await flowRow(t, flow.id)).toMatchObject({ state: 'completed', failed_attempts: 0 });
   });
 });
