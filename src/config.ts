@@ -72,6 +72,23 @@ export interface Config {
    * (local receivers, tests); off, they are refused (server-side request forgery).
    */
   webhookAllowPrivate: boolean;
+  /** Self-service sign-up (docs/registration.md). */
+  registration: RegistrationConfig;
+  /** SERVICE_SIGN_IN_EMAIL_CODE=on: the sign-in method `email_code` is offered (docs/sign-in-methods.md). */
+  signInEmailCode: boolean;
+  /** SERVICE_PROVIDERS_FILE: the upstream providers' JSON file (docs/providers.md); null: none. */
+  providersFile: string | null;
+}
+
+export interface RegistrationConfig {
+  /** SERVICE_REGISTRATION: `open` serves GET /v1/registration; `closed` (default) only the service API registers. */
+  open: boolean;
+  /**
+   * SERVICE_REGISTRATION_EMAIL: `optional`, `required` (sign-up asks for an address and
+   * mails a code), or `verified` (required, and an identity whose address is unverified
+   * cannot sign in on a flow until it verifies).
+   */
+  email: 'optional' | 'required' | 'verified';
 }
 
 export interface MailConfig {
@@ -135,6 +152,9 @@ export const DEFAULTS = {
   SERVICE_ACCESS_LOG: 'off',
   SERVICE_MAIL_NOTICES: 'all',
   SERVICE_WEBHOOK_ALLOW_PRIVATE: 'off',
+  SERVICE_REGISTRATION: 'closed',
+  SERVICE_REGISTRATION_EMAIL: 'required',
+  SERVICE_SIGN_IN_EMAIL_CODE: 'off',
 } as const;
 
 /** The variables without a default: unset means off, none, or derived from another. */
@@ -154,6 +174,7 @@ const OPTIONAL = [
   'SERVICE_SMTP_URL',
   'SERVICE_MAIL_FROM',
   'SERVICE_MAIL_TEMPLATES_DIR',
+  'SERVICE_PROVIDERS_FILE',
 ] as const;
 
 type OptionalName = (typeof OPTIONAL)[number];
@@ -226,7 +247,10 @@ function logLevel(env: Env): string {
   return text;
 }
 
-function onOff(env: Env, name: 'SERVICE_WEBHOOK_ALLOW_PRIVATE'): boolean {
+function onOff(
+  env: Env,
+  name: 'SERVICE_WEBHOOK_ALLOW_PRIVATE' | 'SERVICE_SIGN_IN_EMAIL_CODE',
+): boolean {
   const text = read(env, name);
   if (text !== 'on' && text !== 'off') throw new ConfigError(name, 'on or off', text);
   return text === 'on';
@@ -518,5 +542,15 @@ export function loadConfig(env: Env = process.env): Config {
     mail: mail(env),
     mailNotices: mailNotices(env),
     webhookAllowPrivate: onOff(env, 'SERVICE_WEBHOOK_ALLOW_PRIVATE'),
+    registration: {
+      open: oneOf(env, 'SERVICE_REGISTRATION', ['open', 'closed'] as const) === 'open',
+      email: oneOf(env, 'SERVICE_REGISTRATION_EMAIL', [
+        'optional',
+        'required',
+        'verified',
+      ] as const),
+    },
+    signInEmailCode: onOff(env, 'SERVICE_SIGN_IN_EMAIL_CODE'),
+    providersFile: optional(env, 'SERVICE_PROVIDERS_FILE'),
   };
 }

@@ -1,6 +1,7 @@
 import type { FlowRecord } from '../../domain/login-flows/flow.js';
 import type { Session } from '../../domain/sessions/session.js';
 import { LOGIN_SCRIPTS } from '../assets.js';
+import { type LoginOffers, NO_OFFERS } from './offers.js';
 import { signOutForm } from './sign-out.js';
 import { STYLES } from './styles.js';
 
@@ -46,6 +47,8 @@ export interface LoginFormInput {
   username?: string;
   /** The browser's valid session, if it has one: the page says so and offers to sign out. */
   signedIn?: Session;
+  /** The other ways in and the links the page offers (offers.ts). */
+  offers?: LoginOffers;
 }
 
 /** Where the user goes after signing in, named so a look-alike link is easier to spot. */
@@ -63,7 +66,19 @@ function alreadySignedIn(session: Session | undefined): string {
 `;
 }
 
-export function loginPage({ flow, error, username, signedIn }: LoginFormInput): string {
+function renderOffers({ alternatives, links }: LoginOffers): string {
+  const blocks = alternatives.map((block) => `<p class="or">or</p>\n${block}\n`).join('');
+  const list = links.length ? `<p class="note">${links.join(' · ')}</p>\n` : '';
+  return blocks + list;
+}
+
+export function loginPage({
+  flow,
+  error,
+  username,
+  signedIn,
+  offers = NO_OFFERS,
+}: LoginFormInput): string {
   const invalid = error ? ' aria-invalid="true" aria-describedby="form-error"' : '';
   const alert = error
     ? `<div class="error" id="form-error" role="alert">${escapeHtml(error)}</div>\n`
@@ -87,7 +102,7 @@ ${alreadySignedIn(signedIn)}${alert}<form method="post" action="/v1/flows/${esca
 <button type="button" id="passkey-button" class="secondary">Use a passkey</button>
 <p id="passkey-status" class="note muted" role="status"></p>
 </div>
-${destination(flow)}`,
+${renderOffers(offers)}${destination(flow)}`,
     LOGIN_SCRIPTS,
   );
 }

@@ -6,6 +6,7 @@ import type { Session } from '../../domain/sessions/session.js';
 import { sessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
 import { ERROR_STATUS, refusalOf } from '../errors.js';
+import type { LoginOffers } from './offers.js';
 import { loginPage, messagePage } from './render.js';
 import { STYLES_HASH } from './styles.js';
 import { sendHostedPage } from '../page-headers.js';
@@ -160,6 +161,8 @@ export interface FailureContext {
   now: number;
   /** The form to show again with the error, when it is not the password form (the code step). */
   renderForm?: (error: DomainError) => string;
+  /** What the login form offers beside the password (offers.ts), when it is shown again. */
+  offers?: LoginOffers;
 }
 
 /**
@@ -189,7 +192,12 @@ export function sendFailurePage(
   if (flow && context.formUsable && code !== 'forbidden' && code !== 'invalid_token') {
     const page = context.renderForm
       ? context.renderForm(error)
-      : loginPage({ flow, error: formMessage(error), username: context.username });
+      : loginPage({
+          flow,
+          error: formMessage(error),
+          username: context.username,
+          ...(context.offers ? { offers: context.offers } : {}),
+        });
     return sendPage(reply, ERROR_STATUS[code], page, landingOrigins(flow));
   }
   const [title, message] = deadEnd(error, flow, context.now);

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { loginOffers } from '../login-page/offers.js';
 import {
   type FlowRecord,
   awaitsSecondFactor,
@@ -325,7 +326,8 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
         return reply.header('cache-control', 'no-store').redirect(target.href, 303);
       }
       const signedIn = await signedInSession(deps, request);
-      return sendPage(reply, 200, loginPage({ flow, signedIn }), landingOrigins(flow));
+      const offers = loginOffers(deps, flow);
+      return sendPage(reply, 200, loginPage({ flow, signedIn, offers }), landingOrigins(flow));
     },
   );
 
@@ -380,6 +382,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
       formUsable,
       username: typeof username === 'string' ? username : undefined,
       now,
+      ...(flow ? { offers: loginOffers(deps, flow) } : {}),
     });
   }
 
