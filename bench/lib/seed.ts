@@ -2,7 +2,7 @@ import { hash } from '@node-rs/argon2';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
-import { pepperId, withPepperId } from '../../src/lib/password-hashes/peppers.js';
+import { pepperId, withPepperId } from '../../src/adapters/password-hashes/peppers.js';
 import {
   BENCH_PASSWORD,
   BENCH_PEPPER,

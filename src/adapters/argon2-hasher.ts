@@ -2,8 +2,8 @@ import { hash, verify } from '@node-rs/argon2';
 import type { PasswordHasher } from '../domain/passwords/password-hasher.js';
 import { createLimiter } from '../lib/limiter.js';
 import { randomSecret } from '../lib/tokens.js';
-import { withImportedHashes } from '../lib/password-hashes/hasher.js';
-import { createPepperRing, readPepperId, withPepperId } from '../lib/password-hashes/peppers.js';
+import { withImportedHashes } from '../adapters/password-hashes/hasher.js';
+import { createPepperRing, readPepperId, withPepperId } from '../adapters/password-hashes/peppers.js';
 
 export interface Argon2Options {
   memoryKib: number;
@@ -20,7 +20,7 @@ export interface Argon2Options {
  * argon2id with the pepper as argon2's `secret` input (RFC 9106 "K"); each hash names its
  * pepper by id (`keyid=` in the PHC string), so retired peppers keep verifying what they
  * made (docs/password-hashing.md). Also verifies the hashes `identity import` brought in
- * (lib/password-hashes/), which sign-in then replaces.
+ * (adapters/password-hashes/), which sign-in then replaces.
  */
 export async function createArgon2Hasher(options: Argon2Options): Promise<PasswordHasher> {
   const ring = createPepperRing(options.pepper, options.previousPeppers);

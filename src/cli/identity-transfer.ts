@@ -13,7 +13,7 @@ import {
   type ImportSummary,
   importIdentities,
 } from '../domain/identity-transfer/import-identities.js';
-import { hashTransferFor } from '../lib/password-hashes/transfer.js';
+import { hashTransferFor } from '../adapters/password-hashes/transfer.js';
 import { cliActor, withServices } from './context.js';
 import { EXIT_FAILED, EXIT_INVALID } from './failure.js';
 import { utf8Lines } from './lines.js';

@@ -5,7 +5,7 @@ import {
   importIdentities,
 } from '../../src/domain/identity-transfer/import-identities.js';
 import type { Store } from '../../src/domain/store.js';
-import { hashTransfer } from '../../src/lib/password-hashes/transfer.js';
+import { hashTransfer } from '../../src/adapters/password-hashes/transfer.js';
 import type { StoreHandle } from '../../src/storage/store.js';
 import { testHasher } from '../helpers/app.js';
 import { FakeClock } from '../helpers/clock.js';

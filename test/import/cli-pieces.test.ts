@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { utf8Lines } from '../../src/cli/lines.js';
 import { progressBar, renderBar } from '../../src/cli/progress.js';
-import { withImportedHashes } from '../../src/lib/password-hashes/hasher.js';
-import { IMPORTED_PREFIX } from '../../src/lib/password-hashes/formats.js';
+import { withImportedHashes } from '../../src/adapters/password-hashes/hasher.js';
+import { IMPORTED_PREFIX } from '../../src/adapters/password-hashes/formats.js';
 import { FIXTURE_FORMATS } from '../helpers/hash-fixtures.js';
 
 async function collect(chunks: Buffer[]): Promise<string[]> {

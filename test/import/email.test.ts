@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { setIdentityEmail } from '../../src/domain/identities/identity-email.js';
 import { importIdentities } from '../../src/domain/identity-transfer/import-identities.js';
-import { hashTransfer } from '../../src/lib/password-hashes/transfer.js';
+import { hashTransfer } from '../../src/adapters/password-hashes/transfer.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createIdentity, testActor, uniqueName } from '../helpers/core.js';
 import { describeEachDatabase } from '../helpers/databases.js';

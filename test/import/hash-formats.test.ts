@@ -2,9 +2,9 @@ import { hash as bcryptHash } from '@node-rs/bcrypt';
 import { hash as argon2Hash } from '@node-rs/argon2';
 import { describe, expect, it } from 'vitest';
 import { createArgon2Hasher } from '../../src/adapters/argon2-hasher.js';
-import { IMPORT_BOUNDS } from '../../src/lib/password-hashes/bounds.js';
-import { IMPORTED_PREFIX, readForeignHash } from '../../src/lib/password-hashes/formats.js';
-import { hashTransfer } from '../../src/lib/password-hashes/transfer.js';
+import { IMPORT_BOUNDS } from '../../src/adapters/password-hashes/bounds.js';
+import { IMPORTED_PREFIX, readForeignHash } from '../../src/adapters/password-hashes/formats.js';
+import { hashTransfer } from '../../src/adapters/password-hashes/transfer.js';
 import { FIXTURE_FORMATS } from '../helpers/hash-fixtures.js';
 
 /**

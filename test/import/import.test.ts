@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { AuditEntry } from '../../src/domain/audit/audit.js';
 import { importIdentities } from '../../src/domain/identity-transfer/import-identities.js';
-import { IMPORTED_PREFIX } from '../../src/lib/password-hashes/formats.js';
-import { hashTransfer } from '../../src/lib/password-hashes/transfer.js';
+import { IMPORTED_PREFIX } from '../../src/adapters/password-hashes/formats.js';
+import { hashTransfer } from '../../src/adapters/password-hashes/transfer.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliSandbox, type CliSandbox, runCli } from '../helpers/cli.js';
 import { auditEntries, createIdentity, expectError, PASSWORD, testActor } from '../helpers/core.js';

@@ -5,7 +5,7 @@ import { setIdentityEmail } from '../../src/domain/identities/identity-email.js'
 import { importIdentities } from '../../src/domain/identity-transfer/import-identities.js';
 import { OutboxCounters, type OutboxWorker } from '../../src/domain/outbox/outbox-worker.js';
 import { setPassword } from '../../src/domain/passwords/set-password.js';
-import { hashTransfer } from '../../src/lib/password-hashes/transfer.js';
+import { hashTransfer } from '../../src/adapters/password-hashes/transfer.js';
 import { LOOSE_SIGN_IN_LIMITS, PASSWORD, operator, startFlow, submit } from '../flows/helpers.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { FIXTURE_FORMATS } from '../helpers/hash-fixtures.js';

@@ -10,7 +10,7 @@ export interface PortableHash {
 
 /**
  * Hashes moving in and out of Tessera (`identity import`, `identity export`). Implemented
- * outside the domain (lib/password-hashes/): the domain never imports a hash library.
+ * outside the domain (adapters/password-hashes/): the domain never imports a hash library.
  */
 export interface HashTransfer {
   /**

@@ -1,5 +1,5 @@
 import type { PasswordHasher } from '../../domain/passwords/password-hasher.js';
-import { createLimiter } from '../limiter.js';
+import { createLimiter } from '../../lib/limiter.js';
 import { IMPORTED_PREFIX, readForeignHash } from './formats.js';
 
 /**
