@@ -1,3 +1,4 @@
+import type { CourierResult } from './courier.js';
 import type { ScenarioName } from './load.js';
 import type { MemorySample } from './processes.js';
 import type { ProfileSummary } from './profile.js';
@@ -73,6 +74,7 @@ export interface BenchReport {
   settings: Record<string, string | number | boolean>;
   results: ScenarioResult[];
   large: LargeComparison[];
+  courier: CourierResult[];
   notes: string[];
 }
 
@@ -190,6 +192,21 @@ export function markdown(report: BenchReport): string {
     for (const row of report.large) {
       lines.push(
         `| ${row.db} | ${fmt(row.small.service?.opsPerSec)} | ${fmt(row.large.service?.opsPerSec)} | ${fmt(row.ratio, 3)} | ${fmt(row.small.reference?.opsPerSec)} | ${fmt(row.large.reference?.opsPerSec)} | ${ms(row.large.service?.p99)} | ${fmt(row.large.service?.memory?.hwmMb)} | ${row.target.pass ? '✅' : '❌'} ${row.target.text} |`,
+      );
+    }
+    lines.push('');
+  }
+  if (report.courier.length > 0) {
+    lines.push('## The courier (mail)', '');
+    lines.push(
+      'Mails queued in the outbox before the service starts, sent over SMTP to a local `smtp-server` that accepts each; from the service’s readiness to the last one accepted (bench/lib/courier.ts).',
+      '',
+      '| database | mails | seconds | mails/s | service CPU µs/mail |',
+      '|---|--:|--:|--:|--:|',
+    );
+    for (const row of report.courier) {
+      lines.push(
+        `| ${row.db} | ${fmt(row.mails)} | ${fmt(row.seconds, 1)} | ${fmt(row.mailsPerSec)} | ${fmt(row.cpuUsPerMail)} |`,
       );
     }
     lines.push('');
