@@ -84,7 +84,7 @@ function targetsFor(
       });
     }
   }
-  if (scenario === 'verify') targets.push(atLeast(0.6));
+  if (scenario === 'verify') targets.push(atLeast(0.9));
   if (scenario === 'login') targets.push(atLeast(0.9));
   const rss = service.memory?.hwmMb ?? 0;
   targets.push({ text: `RSS < ${RSS_LIMIT_MB} MB`, pass: rss > 0 && rss < RSS_LIMIT_MB });
@@ -140,8 +140,10 @@ export async function runScenario(
       const result = await runLoadProcess(
         {
           url: target.url,
-          // The floor serves whoami for the session scenarios and logs in for login.
-          scenario: target === floor && scenario !== 'login' ? 'whoami' : scenario,
+          // The floor verifies for verify, logs in for login, and serves whoami for the
+          // other session scenarios.
+          scenario:
+            target === floor && scenario !== 'login' && scenario !== 'verify' ? 'whoami' : scenario,
           connections,
           durationSec: seconds,
           amount,
