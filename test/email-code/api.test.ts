@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { setIdentityState } from '../../src/domain/identities/identity-service.js';
 import { SECOND_FACTOR_REQUIRED } from '../../src/domain/sign-in/second-factor.js';
 import { type TestApp, createTestApp } from '../helpers/app.js';
+import { auditEntries } from '../helpers/core.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import {
   BROWSER_ACCEPT,
@@ -173,6 +174,42 @@ describeEachDatabase('sign-in by email code (SERVICE_SIGN_IN_EMAIL_CODE=on)', (k
     const done = await secondStep(h.t, flow, 'totp', await totpCode(secret, h.t.clock.now()));
     expect(done.statusCode, done.body).toBe(200);
     expect(done.json().session).toMatchObject({ authenticated_via: 'email_code', aal: 'aal2' });
+  });
+
+  it('an identity disabled after the mail: identity_disabled, only after the right code', async () => {
+    const { user, address } = await userWithAddress(h);
+    const { flow, code } = await codeMailed(h, address);
+    await setIdentityState(h.t.deps, operator, user.id, 'disabled');
+    expectError(await submitCode(h.t, flow, address, wrongCode(code!)), 401, 'invalid_credentials');
+    expectError(await submitCode(h.t, flow, address, code!), 403, 'identity_disabled');
+  });
+
+  it('audits each submission as a login row of the method, naming the identity, not the address', async () => {
+    const { user, address } = await userWithAddress(h);
+    const { flow, code } = await codeMailed(h, address);
+    await submitCode(h.t, flow, address, wrongCode(code!));
+    const res = await submitCode(h.t, flow, address, code!);
+    const rows = (await auditEntries(h.t)).filter(
+      (row) => row.action === 'login' && row.details.flow_id === flow.id,
+    );
+    expect(rows.map((row) => [row.outcome, row.target_identity, row.details])).toEqual([
+      [
+        'invalid_credentials',
+        user.id,
+        { flow_id: flow.id, sign_in_method: 'email_code', address: '127.0.0.1' },
+      ],
+      [
+        'ok',
+        user.id,
+        {
+          flow_id: flow.id,
+          sign_in_method: 'email_code',
+          address: '127.0.0.1',
+          session_id: res.json().session.id,
+        },
+      ],
+    ]);
+    expect(JSON.stringify(rows)).not.toContain(address);
   });
 
   it('refuses what is no request: missing or malformed address, missing code', async () => {
