@@ -8,7 +8,7 @@ import { CODE_DIGITS } from '../../mail-codes/mail-code.js';
 import { MAIL_CODE_SETTINGS, isMailCodeOpen, proofMatches } from '../../mail-codes/mail-codes.js';
 import type { Store } from '../../store.js';
 import type { SignInMethod, SignInOutcome } from '../method.js';
-import { mailSignInCode } from './sign-in-code.js';
+import { requestSignInCode } from './sign-in-code.js';
 
 export interface EmailCodeMethodDeps {
   store: Pick<
@@ -96,9 +96,8 @@ export const emailCodeMethod = {
     if (typeof raw !== 'string') throw validationError(MISSING_ADDRESS, 'missing_address');
     const address = requireEmail(raw, 'address');
     const identity = await deps.store.findIdentityByEmail(address);
-    if (signsInByCode(identity, address)) {
-      await mailSignInCode(deps, identity, address, context.locale);
-    }
+    const recipient = signsInByCode(identity, address) ? identity : undefined;
+    await requestSignInCode(deps, address, recipient, context.locale);
     // The same answer whether a mail went out or not.
     return { address, code_length: CODE_DIGITS };
   },

@@ -3,30 +3,41 @@ import type { SecretBox } from '../../../lib/secret-box.js';
 import { DomainError } from '../../errors.js';
 import type { IdentityRecord } from '../../identities/identity.js';
 import { enqueueMail } from '../../mail/message.js';
-import { issueMailCode } from '../../mail-codes/mail-codes.js';
+import { MAIL_CODE_SETTINGS, issueMailCode } from '../../mail-codes/mail-codes.js';
+import { consumeRateLimit } from '../../rate-limit/rate-limiter.js';
 import type { Store } from '../../store.js';
 
 /**
- * Makes a `sign_in` code for the identity's verified `address` and queues its
- * `sign_in_code` mail, in one transaction: the code exists exactly when its mail will be
- * sent, and replaces the identity's earlier sign-in code.
+ * One request for a sign-in code to `address`, for every address alike: one transaction
+ * that counts the request against the address (the mailed codes' send limit), and, when
+ * `identity` is given (the address is its verified one), makes a `sign_in` code for it and
+ * queues its `sign_in_code` mail. The code exists exactly when its mail will be sent, and
+ * replaces the identity's earlier sign-in code.
  *
- * Past the per-identity send limit nothing is made or sent, and nothing is said: a refusal
- * here would tell that the address has an account (the challenge answers every address
- * alike). The user still has the codes already sent.
+ * Every address costs a write transaction, so that a known one does not stand out by a
+ * commit (an fsync on SQLite) that an unknown one lacks. Past the address's or the
+ * identity's send limit nothing is made or sent, and nothing is said: a refusal here would
+ * tell that the address has an account. The user still has the codes already sent.
  */
-export async function mailSignInCode(
+export async function requestSignInCode(
   deps: {
     store: Pick<Store, 'transaction'>;
     clock: Clock;
     secretBox: Pick<SecretBox, 'mac' | 'verifyMac'>;
   },
-  identity: IdentityRecord,
   address: string,
+  identity: IdentityRecord | undefined,
   locale: string | undefined,
 ): Promise<void> {
   try {
     await deps.store.transaction(async (tx) => {
+      await consumeRateLimit(
+        tx,
+        deps.clock,
+        `mail-code:sign_in:address:${address}`,
+        MAIL_CODE_SETTINGS.sendRule,
+      );
+      if (!identity) return;
       const issued = await issueMailCode({ ...deps, store: tx }, tx, {
         purpose: 'sign_in',
         identityId: identity.id,
