@@ -96,7 +96,7 @@ export const FLOW_METHODS: readonly FlowMethodSurface[] = [
     challenge: {
       summary: 'Mail a sign-in code for a login flow',
       description:
-        'Only when SERVICE_SIGN_IN_EMAIL_CODE=on (else 404 not_found). Mails a one-time code when the address is the verified address of an active identity, and answers the same for any other address, to which nothing is sent. JSON, or an HTML form post answered with the page asking for the code. Counted per client address (SERVICE_RATE_LIMIT_CHALLENGE_IP, 429 past it); codes sent per identity are limited without a word. docs/email-code.md.',
+        'Only when SERVICE_SIGN_IN_EMAIL_CODE=on (else 404 not_found). Mails a one-time code when the address is the verified address of an active identity, and answers the same for any other address, to which nothing is sent. JSON, or an HTML form post answered with the page asking for the code. Counted per client address (SERVICE_RATE_LIMIT_CHALLENGE_IP, 429 past it); codes sent per identity and requests per address are limited without a word (the same answer, no mail). docs/email-code.md.',
       fields: {
         address: Type.Optional(
           Type.String({ description: 'The email address to send the code to' }),
