@@ -103,6 +103,7 @@ export async function buildServices(
       outboxCounters: new OutboxCounters(),
       notices: config.mailNotices,
       webhooks,
+      signInEmailCode: config.signInEmailCode,
     };
     return {
       deps,

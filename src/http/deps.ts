@@ -44,4 +44,6 @@ export interface AppDeps {
   notices: NoticeSettings;
   /** Webhooks (docs/webhooks.md): the audit trail's follower and the receivers' transport. */
   webhooks: { emitter: WebhookEmitter; transport: WebhookTransport };
+  /** SERVICE_SIGN_IN_EMAIL_CODE: the sign-in method `email_code` is on (docs/email-code.md). */
+  signInEmailCode: boolean;
 }

@@ -8,6 +8,9 @@ import { headerValue, requireBaseUrl, requireServiceToken } from './options.js';
 import { createTransport, type TransportOptions } from './transport.js';
 import type {
   CompletedFlow,
+  EmailCodeChallenge,
+  FlowEmailCodeRequest,
+  FlowEmailCodeSubmission,
   FlowPasskeySubmission,
   FlowPasswordSubmission,
   FlowRecoveryCodeSubmission,
@@ -112,6 +115,20 @@ export interface TesseraClient {
   submitFlowPasskey(
     flowId: string,
     submission: FlowPasskeySubmission,
+    options?: CallOptions,
+  ): Promise<CompletedFlow>;
+  /**
+   * Mails a sign-in code to the address when it is an account's verified one; the same
+   * answer either way (docs/email-code.md). Only with SERVICE_SIGN_IN_EMAIL_CODE=on.
+   */
+  challengeFlowEmailCode(
+    flowId: string,
+    request: FlowEmailCodeRequest,
+    options?: CallOptions,
+  ): Promise<EmailCodeChallenge>;
+  submitFlowEmailCode(
+    flowId: string,
+    submission: FlowEmailCodeSubmission,
     options?: CallOptions,
   ): Promise<CompletedFlow>;
   /** The second step of a flow in `second_factor_required`. */
@@ -358,6 +375,30 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
       refuseOffline('flow', flowId);
       return unwrap(
         raw.POST('/v1/flows/{id}/passkey', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    challengeFlowEmailCode: async (flowId, request, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/flows/{id}/email_code/options', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: request,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    submitFlowEmailCode: async (flowId, submission, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/flows/{id}/email_code', {
           params: { path: { id: flowId }, header: proxyHeader(o) },
           body: submission,
           headers: { accept: 'application/json' },

@@ -31,6 +31,8 @@ export type PasswordSetting = Schemas['PasswordSetting'];
 export type TwoFactorStatus = Schemas['TwoFactorStatus'];
 export type Passkey = Schemas['Passkey'];
 export type WebAuthnOptions = Schemas['WebAuthnOptions'];
+/** The answer to an email code request: the same whether a mail went out or not. */
+export type EmailCodeChallenge = Schemas['EmailCodeChallenge'];
 
 /*
  * Request bodies the client's methods take: exact where the document is loose (the server
@@ -93,6 +95,19 @@ export interface FlowTotpSubmission {
 export type VerificationSubmission = { csrf_token: string } & (
   { code: string; token?: never } | { token: string; code?: never }
 );
+/** Asks for a sign-in code by mail (docs/email-code.md). */
+export interface FlowEmailCodeRequest {
+  /** The address to mail the code to; only a verified one of an active identity gets it. */
+  address: string;
+  csrf_token: string;
+}
+export interface FlowEmailCodeSubmission {
+  /** The address the code was mailed to (the request's answer names it, canonical). */
+  address: string;
+  /** The code from the mail. */
+  code: string;
+  csrf_token: string;
+}
 export interface FlowRecoveryCodeSubmission {
   /** One of the recovery codes; each works once. */
   recovery_code: string;

@@ -131,7 +131,7 @@ export interface FlowSubmission {
 }
 
 /** What the request tells about the page a submission or a challenge request comes from. */
-export type FlowPage = Pick<SignInContext, 'origins' | 'host'>;
+export type FlowPage = Pick<SignInContext, 'origins' | 'host' | 'locale'>;
 
 /** The flow, open, and the CSRF token its page was given; else `invalid_token`. */
 async function requireOpenFlow(deps: FlowDeps, flowId: string, csrf: unknown): Promise<FlowRecord> {
@@ -149,19 +149,41 @@ function contextOf(flow: FlowRecord, page: FlowPage): SignInContext {
   return { flowId: flow.id, flowExpiresAt: flow.expires_at, ...page };
 }
 
+/** A method the operator turned off is no route at all: `not_found`, before anything else. */
+export function requireAvailable<Deps>(
+  deps: Deps,
+  method: Pick<SignInMethod<SignInMethodId, unknown, Deps>, 'available'>,
+): void {
+  if (method.available && !method.available(deps)) throw notFound();
+}
+
+/** A challenge just issued: the flow it is for and what the client needs to answer it. */
+export interface IssuedChallenge {
+  flow: FlowRecord;
+  options: Record<string, unknown>;
+}
+
 /**
  * `POST /v1/flows/{id}/<method>/options`, for a method that answers a challenge: the flow
  * must be open and the CSRF token its own, as for a submission; the method issues the
- * challenge bound to the flow. Counts nothing: it proves nothing about anyone.
+ * challenge from the request's `fields`. Counts nothing on the flow: it proves nothing
+ * about anyone.
  */
 export async function challengeForFlow<Input, Deps>(
   deps: FlowDeps & Deps,
   method: SignInMethod<SignInMethodId, Input, Deps>,
-  input: { flowId: string; csrfToken: unknown; page: FlowPage },
-): Promise<Record<string, unknown>> {
+  input: {
+    flowId: string;
+    csrfToken: unknown;
+    page: FlowPage;
+    fields?: Readonly<Record<string, unknown>>;
+  },
+): Promise<IssuedChallenge> {
+  requireAvailable(deps, method);
   if (!method.challenge) throw notFound();
   const flow = await requireOpenFlow(deps, input.flowId, input.csrfToken);
-  return method.challenge(deps, contextOf(flow, input.page));
+  const options = await method.challenge(deps, contextOf(flow, input.page), input.fields ?? {});
+  return { flow, options };
 }
 
 export interface CompletedFlow {
@@ -272,6 +294,7 @@ export async function submitToFlow<Input, Deps>(
   method: SignInMethod<SignInMethodId, Input, Deps>,
   input: FlowSubmission,
 ): Promise<FlowSubmitResult> {
+  requireAvailable(deps, method);
   const flow = await requireOpenFlow(deps, input.flowId, input.csrfToken);
   const submitted = method.parse(input.fields);
 

@@ -189,7 +189,9 @@ export function sendFailurePage(
     reply.header('retry-after', String(error.retryAfterSeconds));
   }
   const { flow } = context;
-  if (flow && context.formUsable && code !== 'forbidden' && code !== 'invalid_token') {
+  // A not_found with a flow at hand is a method turned off (its form must not come back).
+  const usable = code !== 'forbidden' && code !== 'invalid_token' && code !== 'not_found';
+  if (flow && context.formUsable && usable) {
     const page = context.renderForm
       ? context.renderForm(error)
       : loginPage({

@@ -21,6 +21,7 @@ import { secretsEqual } from '../../lib/tokens.js';
 import { addressOf } from '../client-address.js';
 import type { AppDeps } from '../deps.js';
 import { handleError } from '../errors.js';
+import { mailLocaleOf } from '../mail-locale.js';
 import { isFormPost, prefersHtml, sendPage } from '../login-page/respond.js';
 import {
   flowSubmitOrigins,
@@ -84,10 +85,7 @@ export const VerifiedSchema = Type.Object({
 
 type SubmitRoute = { Params: Static<typeof IdParams>; Body: Static<typeof VerificationSubmitBody> };
 
-/** The first language of Accept-Language, for the mail; anything odd renders in English. */
-export function mailLocaleOf(request: FastifyRequest): string | undefined {
-  return request.headers['accept-language']?.split(',')[0]?.split(';')[0]?.trim() || undefined;
-}
+export { mailLocaleOf } from '../mail-locale.js';
 
 /**
  * The deps of the verification domain: the mail's link points to SERVICE_PUBLIC_URL, or,

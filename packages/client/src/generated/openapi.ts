@@ -488,6 +488,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/flows/{id}/email_code/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail a sign-in code for a login flow
+         * @description Only when SERVICE_SIGN_IN_EMAIL_CODE=on (else 404 not_found). Mails a one-time code when the address is the verified address of an active identity, and answers the same for any other address, to which nothing is sent. JSON, or an HTML form post answered with the page asking for the code. Counted per client address (SERVICE_RATE_LIMIT_CHALLENGE_IP, 429 past it); codes sent per identity and requests per address are limited without a word (the same answer, no mail). docs/email-code.md.
+         */
+        post: operations["challengeFlowEmailCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/flows/{id}/password": {
         parameters: {
             query?: never;
@@ -522,6 +542,26 @@ export interface paths {
          * @description JSON: the assertion for the challenge of POST /v1/flows/{id}/passkey/options. Usernameless: the credential names the identity. Sets the service_session cookie on success. docs/passkeys.md.
          */
         post: operations["submitFlowPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/flows/{id}/email_code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in to a login flow with a code mailed to the address
+         * @description Only when SERVICE_SIGN_IN_EMAIL_CODE=on (else 404 not_found). JSON or an HTML form post, like the password step: the address and the code POST /v1/flows/{id}/email_code/options mailed. A wrong, used or expired code and an address without an account are all 401 invalid_credentials, counted to the flow's attempt cap. Gives aal1: an identity with a second factor goes on to second_factor_required. docs/email-code.md.
+         */
+        post: operations["submitFlowEmailCode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1012,7 +1052,7 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             /** @enum {string} */
-            authenticated_via: "password" | "link" | "passkey";
+            authenticated_via: "password" | "link" | "passkey" | "email_code";
             /**
              * @description Assurance reached: aal1 one factor, aal2 a second factor too (docs/two-factor.md)
              * @enum {string}
@@ -1201,7 +1241,7 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             /** @enum {string} */
-            authenticated_via: "password" | "link" | "passkey";
+            authenticated_via: "password" | "link" | "passkey" | "email_code";
             /**
              * @description Assurance reached: aal1 one factor, aal2 a second factor too (docs/two-factor.md)
              * @enum {string}
@@ -1236,7 +1276,7 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             /** @enum {string} */
-            authenticated_via: "password" | "link" | "passkey";
+            authenticated_via: "password" | "link" | "passkey" | "email_code";
             /**
              * @description Assurance reached: aal1 one factor, aal2 a second factor too (docs/two-factor.md)
              * @enum {string}
@@ -1399,6 +1439,14 @@ export interface components {
             /** @description From GET /v1/login; body only */
             csrf_token?: string;
         };
+        FlowEmailCodeSubmission: {
+            /** @description The email address the code was mailed to */
+            address?: string;
+            /** @description The code from the mail */
+            code?: string;
+            /** @description From GET /v1/login; body only */
+            csrf_token?: string;
+        };
         FlowTotpSubmission: {
             /** @description The 6-digit code of the app */
             code?: string;
@@ -1410,6 +1458,21 @@ export interface components {
             recovery_code?: string;
             /** @description From GET /v1/login; body only */
             csrf_token?: string;
+        };
+        FlowEmailCodeRequest: {
+            /** @description The email address to send the code to */
+            address?: string;
+            /** @description From GET /v1/login */
+            csrf_token?: string;
+        };
+        /** @description The same for every address: a code was mailed if the address is the verified address of an account. */
+        EmailCodeChallenge: {
+            options: {
+                /** @description The address as understood (canonical): the submission repeats it */
+                address: string;
+                /** @description How many digits the mailed code has */
+                code_length: number;
+            };
         };
     };
     responses: never;
@@ -3693,6 +3756,117 @@ export interface operations {
             };
         };
     };
+    challengeFlowEmailCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FlowEmailCodeRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["FlowEmailCodeRequest"];
+            };
+        };
+        responses: {
+            /** @description The challenge (JSON), or for a form post the page asking for the answer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailCodeChallenge"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
     submitFlowPassword: {
         parameters: {
             query?: never;
@@ -3829,6 +4003,126 @@ export interface operations {
             content: {
                 "application/json": components["schemas"]["FlowPasskeySubmission"];
                 "application/x-www-form-urlencoded": components["schemas"]["FlowPasskeySubmission"];
+            };
+        };
+        responses: {
+            /** @description Signed in: the session (JSON), or the signed-in page for a form post without return_to; for a form post to an account with a second factor, the page asking for its code (no session yet) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompletedFlow"];
+                    "text/html": string;
+                };
+            };
+            /** @description Signed in (form post): on to return_to */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    submitFlowEmailCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FlowEmailCodeSubmission"];
+                "application/x-www-form-urlencoded": components["schemas"]["FlowEmailCodeSubmission"];
             };
         };
         responses: {
