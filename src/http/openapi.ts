@@ -34,6 +34,14 @@ import {
   VerificationSubmitBody,
   VerifiedSchema,
 } from './routes/verification.js';
+import {
+  AcceptedRecoveryCodeSchema,
+  RecoveryCodeBody,
+  RecoveryCompleteBody,
+  RecoveryEmailBody,
+  RecoveryFlowSchema,
+  RecoveryResendBody,
+} from './routes/recovery.js';
 import { ErrorSchema, IdentitySchema, MintedSessionSchema, SessionSchema } from './schemas.js';
 import { AccountSessionSchema, SessionListItemSchema } from './session-list.js';
 
@@ -83,6 +91,12 @@ const COMPONENTS = new Map<TSchema, string>([
   [VerificationSubmitBody, 'VerificationSubmission'],
   [VerificationResendBody, 'VerificationResend'],
   [VerifiedSchema, 'CompletedVerification'],
+  [RecoveryFlowSchema, 'RecoveryFlow'],
+  [AcceptedRecoveryCodeSchema, 'AcceptedRecoveryCode'],
+  [RecoveryEmailBody, 'RecoveryEmailSubmission'],
+  [RecoveryResendBody, 'RecoveryResend'],
+  [RecoveryCodeBody, 'RecoveryCodeSubmission'],
+  [RecoveryCompleteBody, 'RecoveryCompletion'],
   [AccountEmailBody, 'AccountEmailChange'],
   [StartedVerificationSchema, 'StartedVerification'],
   ...[...SUBMIT_BODIES].map(([id, body]) => [body, `Flow${pascalCase(id)}Submission`] as const),

@@ -6,7 +6,7 @@ import { randomSecret } from '../../lib/tokens.js';
  * change, later sign-up). Recovery and email sign-in codes (later steps) add their own
  * purpose to the same table and the same checks.
  */
-export type MailCodePurpose = 'verification';
+export type MailCodePurpose = 'verification' | 'recovery';
 
 /**
  * `pending` until it is used (`used`), a newer code for the same identity and purpose

@@ -1,5 +1,6 @@
 import type { FlowRecord } from '../../domain/login-flows/flow.js';
 import type { AppDeps } from '../deps.js';
+import { escapeHtml } from './render.js';
 
 /**
  * What the login page offers beside the password form and the passkey button: other ways
@@ -14,6 +15,16 @@ export interface LoginOffers {
 
 export const NO_OFFERS: LoginOffers = { alternatives: [], links: [] };
 
-export function loginOffers(_deps: AppDeps, _flow: FlowRecord): LoginOffers {
-  return NO_OFFERS;
+export function loginOffers(_deps: AppDeps, flow: FlowRecord): LoginOffers {
+  return { alternatives: [], links: [recoveryLink(flow)] };
+}
+
+/**
+ * "Forgot your password?", always: mail always has a way out (SMTP, or the log on the
+ * embedded default), and the recovery page answers the same for every address, so the
+ * link tells no one anything (docs/recovery.md).
+ */
+function recoveryLink(flow: FlowRecord): string {
+  const query = flow.return_to ? `?return_to=${encodeURIComponent(flow.return_to)}` : '';
+  return `<a href="${escapeHtml(`/v1/recovery${query}`)}">Forgot your password?</a>`;
 }
