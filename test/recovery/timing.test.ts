@@ -73,6 +73,7 @@ function report(kind: DatabaseKind) {
         await t.close();
       }
     },
+    600_000,
   );
 }
 
