@@ -40,7 +40,6 @@ import {
   RecoveryCompleteBody,
   RecoveryEmailBody,
   RecoveryFlowSchema,
-  RecoveryResendBody,
 } from './routes/recovery.js';
 import { ErrorSchema, IdentitySchema, MintedSessionSchema, SessionSchema } from './schemas.js';
 import { AccountSessionSchema, SessionListItemSchema } from './session-list.js';
@@ -94,7 +93,6 @@ const COMPONENTS = new Map<TSchema, string>([
   [RecoveryFlowSchema, 'RecoveryFlow'],
   [AcceptedRecoveryCodeSchema, 'AcceptedRecoveryCode'],
   [RecoveryEmailBody, 'RecoveryEmailSubmission'],
-  [RecoveryResendBody, 'RecoveryResend'],
   [RecoveryCodeBody, 'RecoveryCodeSubmission'],
   [RecoveryCompleteBody, 'RecoveryCompletion'],
   [AccountEmailBody, 'AccountEmailChange'],

@@ -95,7 +95,9 @@ const RecoveryQuery = Type.Object({
   token: Type.Optional(Type.String({ description: 'From the mail’s link' })),
   return_to: Type.Optional(Type.String()),
 });
-const Csrf = { csrf_token: Type.Optional(Type.String()) };
+const Csrf = {
+  csrf_token: Type.Optional(Type.String({ description: 'From GET /v1/recovery: the flow’s' })),
+};
 const Proof = {
   code: Type.Optional(Type.String({ description: 'The code from the mail' })),
   token: Type.Optional(Type.String({ description: 'Or the token of the mail’s link' })),

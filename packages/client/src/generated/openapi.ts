@@ -1490,13 +1490,12 @@ export interface components {
             };
         };
         RecoveryEmailSubmission: {
+            /** @description From GET /v1/recovery: the flow’s */
             csrf_token?: string;
             email?: string;
         };
-        RecoveryResend: {
-            csrf_token?: string;
-        };
         RecoveryCodeSubmission: {
+            /** @description From GET /v1/recovery: the flow’s */
             csrf_token?: string;
             /** @description The code from the mail */
             code?: string;
@@ -1504,6 +1503,7 @@ export interface components {
             token?: string;
         };
         RecoveryCompletion: {
+            /** @description From GET /v1/recovery: the flow’s */
             csrf_token?: string;
             /** @description The code from the mail */
             code?: string;
@@ -6788,8 +6788,14 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["RecoveryResend"];
-                "application/x-www-form-urlencoded": components["schemas"]["RecoveryResend"];
+                "application/json": {
+                    /** @description From GET /v1/recovery: the flow’s */
+                    csrf_token?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description From GET /v1/recovery: the flow’s */
+                    csrf_token?: string;
+                };
             };
         };
         responses: {
