@@ -13,6 +13,8 @@ export interface SweepResult {
   /** Mailed codes (verification) expired more than a day ago, whatever their state. */
   mail_codes: number;
   /** Only when OIDC is on: expired provider models (codes, tokens, sessions, grants...). */
+  /** Recovery flows past their expiry. */
+  recovery_flows: number;
   oidc_models?: number;
   /** Only when OIDC is on: signing keys that left the JWKS. */
   oidc_keys?: number;
@@ -34,6 +36,7 @@ export async function sweep(
     rate_limits: await store.deleteExpiredRateLimits(now),
     webauthn_challenges: await store.deleteExpiredWebAuthnChallenges(now),
     mail_codes: await store.deleteExpiredMailCodes(now - MAIL_CODE_RETENTION_MS),
+    recovery_flows: await store.deleteExpiredRecoveryFlows(now),
   };
   if (options.oidc) {
     result.oidc_models = await store.deleteExpiredOidcModels(now);

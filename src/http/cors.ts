@@ -9,6 +9,7 @@ import { NoContent, responses } from './schemas.js';
 import { accountRoutes } from './routes/account.js';
 import { accountEmailRoutes } from './routes/account-email.js';
 import { verificationRoutes } from './routes/verification.js';
+import { recoveryRoutes } from './routes/recovery.js';
 import { browserSessionRoutes } from './routes/browser-session.js';
 import { accountPasskeyRoutes } from './routes/account-passkeys.js';
 import { loginFlowRoutes } from './routes/login-flows.js';
@@ -26,6 +27,11 @@ const ZONE_ROUTES = {
     '/v1/verification',
     '/v1/verification/:id',
     '/v1/verification/:id/resend',
+    '/v1/recovery',
+    '/v1/recovery/:id',
+    '/v1/recovery/:id/email',
+    '/v1/recovery/:id/resend',
+    '/v1/recovery/:id/code',
   ],
   /** The account JSON API (docs/account.md); the page itself is not read cross-origin. */
   account: [
@@ -170,4 +176,5 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
   verificationRoutes(app, deps);
   accountPasskeyRoutes(app, deps);
   await adminRoutes(app, deps);
+  recoveryRoutes(app, deps);
 }

@@ -36,6 +36,13 @@ import {
   VerificationSubmitBody,
   VerifiedSchema,
 } from './routes/verification.js';
+import {
+  AcceptedRecoveryCodeSchema,
+  RecoveryCodeBody,
+  RecoveryCompleteBody,
+  RecoveryEmailBody,
+  RecoveryFlowSchema,
+} from './routes/recovery.js';
 import { ErrorSchema, IdentitySchema, MintedSessionSchema, SessionSchema } from './schemas.js';
 import { AccountSessionSchema, SessionListItemSchema } from './session-list.js';
 
@@ -85,6 +92,11 @@ const COMPONENTS = new Map<TSchema, string>([
   [VerificationSubmitBody, 'VerificationSubmission'],
   [VerificationResendBody, 'VerificationResend'],
   [VerifiedSchema, 'CompletedVerification'],
+  [RecoveryFlowSchema, 'RecoveryFlow'],
+  [AcceptedRecoveryCodeSchema, 'AcceptedRecoveryCode'],
+  [RecoveryEmailBody, 'RecoveryEmailSubmission'],
+  [RecoveryCodeBody, 'RecoveryCodeSubmission'],
+  [RecoveryCompleteBody, 'RecoveryCompletion'],
   [AccountEmailBody, 'AccountEmailChange'],
   [StartedVerificationSchema, 'StartedVerification'],
   ...[...SUBMIT_BODIES].map(([id, body]) => [body, `Flow${pascalCase(id)}Submission`] as const),

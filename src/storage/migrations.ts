@@ -296,4 +296,25 @@ export const migrations: Migration[] = [
       )`,
     ],
   },
+  {
+    // Account recovery flows (docs/recovery.md): the page's CSRF token, the address typed
+    // and the mailed code it waits for. `mail_code_id` is null while no address was given,
+    // and stays null when the address is no identity's verified one: the flow looks and
+    // answers the same either way, and no code can ever complete it.
+    id: '0014_recovery_flows',
+    statements: [
+      `CREATE TABLE recovery_flows (
+        id TEXT PRIMARY KEY,
+        csrf_token TEXT NOT NULL,
+        return_to TEXT,
+        state TEXT NOT NULL,
+        address TEXT,
+        mail_code_id TEXT,
+        attempts INTEGER NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+      )`,
+      `CREATE INDEX recovery_flows_expires_idx ON recovery_flows(expires_at)`,
+    ],
+  },
 ];

@@ -16,6 +16,7 @@ import { sessionQueries } from './queries/sessions.js';
 import { tokenFormatQueries } from './queries/token-formats.js';
 import { transferQueries } from './queries/transfer.js';
 import { webhookQueries } from './queries/webhooks.js';
+import { recoveryFlowQueries } from './queries/recovery-flows.js';
 import type { Database } from './schema.js';
 
 export type { Store };
@@ -64,6 +65,7 @@ export function createStore(db: Kysely<Database>, inTransaction = false): Store 
       webhookQueries(db),
       transactional,
     ),
+    recoveryFlowQueries(db),
   );
   return store;
 }

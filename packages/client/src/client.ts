@@ -37,6 +37,10 @@ import type {
   StartedFlow,
   TwoFactorStatus,
   CompletedVerification,
+  AcceptedRecoveryCode,
+  RecoveryCodeSubmission,
+  RecoveryCompletion,
+  RecoveryFlow,
   Verification,
   VerificationSubmission,
   WebAuthnOptions,
@@ -152,6 +156,35 @@ export interface TesseraClient {
   ): Promise<CompletedVerification>;
   /** Mails a new code for a pending verification (limited per identity). */
   resendVerification(id: string, csrfToken: string, options?: CallOptions): Promise<Verification>;
+  /**
+   * A recovery flow (docs/recovery.md): a new one (with `returnTo`, optional) when `flowId`
+   * is omitted, else that flow; its state and CSRF token.
+   */
+  getRecovery(
+    flowId?: string,
+    options?: CallOptions & { returnTo?: string },
+  ): Promise<RecoveryFlow>;
+  /** Gives the address; the answer is the same whether or not it belongs to an account. */
+  submitRecoveryEmail(
+    flowId: string,
+    csrfToken: string,
+    email: string,
+    options?: CallOptions,
+  ): Promise<RecoveryFlow>;
+  /** Mails a new code to the address given (limited per address). */
+  resendRecovery(flowId: string, csrfToken: string, options?: CallOptions): Promise<RecoveryFlow>;
+  /** Checks the mailed code without spending it: and which second factor the password needs. */
+  checkRecoveryCode(
+    flowId: string,
+    submission: RecoveryCodeSubmission,
+    options?: CallOptions,
+  ): Promise<AcceptedRecoveryCode>;
+  /** Sets the new password and signs in (the cookie); sent once, never repeated. */
+  completeRecovery(
+    flowId: string,
+    submission: RecoveryCompletion,
+    options?: CallOptions,
+  ): Promise<CompletedFlow>;
   /** The identity's live sessions with their device, newest first (`introspect`). */
   listIdentitySessions(id: string, options?: CallOptions): Promise<SessionListItem[]>;
   /** Sets a password; other sessions end unless `revoke_sessions: false` (`direct_auth`). */
@@ -455,6 +488,61 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
         raw.POST('/v1/verification/{id}/resend', {
           params: { path: { id }, header: proxyHeader(o) },
           body: { csrf_token: csrfToken },
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    getRecovery: async (flowId, o) =>
+      unwrap(
+        raw.GET('/v1/recovery', {
+          params: {
+            query: {
+              ...(flowId === undefined ? {} : { flow: flowId }),
+              ...(o?.returnTo === undefined ? {} : { return_to: o.returnTo }),
+            },
+            header: proxyHeader(o),
+          },
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    submitRecoveryEmail: async (id, csrfToken, email, o) =>
+      unwrap(
+        raw.POST('/v1/recovery/{id}/email', {
+          params: { path: { id }, header: proxyHeader(o) },
+          body: { csrf_token: csrfToken, email },
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    resendRecovery: async (id, csrfToken, o) =>
+      unwrap(
+        raw.POST('/v1/recovery/{id}/resend', {
+          params: { path: { id }, header: proxyHeader(o) },
+          body: { csrf_token: csrfToken },
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    checkRecoveryCode: async (id, submission, o) =>
+      unwrap(
+        raw.POST('/v1/recovery/{id}/code', {
+          params: { path: { id }, header: proxyHeader(o) },
+          body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    completeRecovery: async (id, submission, o) =>
+      unwrap(
+        raw.POST('/v1/recovery/{id}', {
+          params: { path: { id }, header: proxyHeader(o) },
+          body: submission,
           headers: { accept: 'application/json' },
           signal: o?.signal,
         }),

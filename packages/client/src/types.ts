@@ -18,6 +18,16 @@ export type ProfileUpdate = Schemas['ProfileUpdate'];
 export type EmailChange = Schemas['EmailChange'];
 export type Verification = Schemas['Verification'];
 export type CompletedVerification = Schemas['CompletedVerification'];
+export type RecoveryFlow = Schemas['RecoveryFlow'];
+export type AcceptedRecoveryCode = Schemas['AcceptedRecoveryCode'];
+/** The mailed code, or the token of the mail's link: exactly one. */
+export type RecoveryCodeSubmission = VerificationSubmission;
+/** The proof, the new password, and the second factor when the account has one. */
+export type RecoveryCompletion = RecoveryCodeSubmission & {
+  password: string;
+  totp_code?: string;
+  recovery_code?: string;
+};
 export type LinkAttachment = Schemas['LinkAttachment'];
 export type LinkKey = Schemas['LinkKey'];
 /** The error model every failure answers: `{error, message?, retry_after?}`. */

@@ -7,7 +7,7 @@ import { randomSecret } from '../../lib/tokens.js';
  * (the sign-in method `email_code`, docs/email-code.md). Each purpose has its own codes in
  * the same table, with the same checks.
  */
-export type MailCodePurpose = 'verification' | 'sign_in';
+export type MailCodePurpose = 'verification' | 'sign_in' | 'recovery';
 
 /**
  * `pending` until it is used (`used`), a newer code for the same identity and purpose

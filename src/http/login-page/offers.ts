@@ -1,6 +1,7 @@
 import type { FlowRecord } from '../../domain/login-flows/flow.js';
 import type { AppDeps } from '../deps.js';
 import { emailCodeOffer } from './email-code-page.js';
+import { escapeHtml } from './render.js';
 
 /**
  * What the login page offers beside the password form and the passkey button: other ways
@@ -18,6 +19,16 @@ export const NO_OFFERS: LoginOffers = { alternatives: [], links: [] };
 export function loginOffers(deps: AppDeps, flow: FlowRecord): LoginOffers {
   return {
     alternatives: [...(deps.signInEmailCode ? [emailCodeOffer(flow)] : [])],
-    links: [],
+    links: [recoveryLink(flow)],
   };
+}
+
+/**
+ * "Forgot your password?", always: mail always has a way out (SMTP, or the log on the
+ * embedded default), and the recovery page answers the same for every address, so the
+ * link tells no one anything (docs/recovery.md).
+ */
+function recoveryLink(flow: FlowRecord): string {
+  const query = flow.return_to ? `?return_to=${encodeURIComponent(flow.return_to)}` : '';
+  return `<a href="${escapeHtml(`/v1/recovery${query}`)}">Forgot your password?</a>`;
 }

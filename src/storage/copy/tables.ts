@@ -26,6 +26,7 @@ export const COPY_ORDER = [
   'operators',
   'mail_codes',
   'webhooks',
+  'recovery_flows',
 ] as const satisfies readonly (keyof Database)[];
 
 export type CopiedTable = (typeof COPY_ORDER)[number];

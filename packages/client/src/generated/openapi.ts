@@ -1020,6 +1020,94 @@ export interface paths {
         patch: operations["renamePasskey"];
         trace?: never;
     };
+    "/v1/recovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account recovery flow (or its page)
+         * @description Without `flow`: starts a recovery flow (counted per client address like GET /v1/login). With `flow`: that flow. JSON for an operator’s own UI; a browser gets the hosted page. Changes nothing else: a mail scanner fetching the link spends no code.
+         */
+        get: operations["getRecovery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/recovery/{id}/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give the address: a code is mailed if it is an account’s verified address */
+        post: operations["submitRecoveryEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/recovery/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mail a new code to the address given (the earlier code stops working) */
+        post: operations["resendRecovery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/recovery/{id}/code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Check the mailed code (or the link’s token) before choosing a new password; spends nothing */
+        post: operations["checkRecoveryCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/recovery/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set a new password with the mailed code (and the second factor, if the account has one), and sign in */
+        post: operations["completeRecovery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1052,7 +1140,7 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             /** @enum {string} */
-            authenticated_via: "password" | "link" | "passkey" | "email_code";
+            authenticated_via: "password" | "link" | "passkey" | "email_code" | "recovery";
             /**
              * @description Assurance reached: aal1 one factor, aal2 a second factor too (docs/two-factor.md)
              * @enum {string}
@@ -1241,7 +1329,7 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             /** @enum {string} */
-            authenticated_via: "password" | "link" | "passkey" | "email_code";
+            authenticated_via: "password" | "link" | "passkey" | "email_code" | "recovery";
             /**
              * @description Assurance reached: aal1 one factor, aal2 a second factor too (docs/two-factor.md)
              * @enum {string}
@@ -1276,7 +1364,7 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             /** @enum {string} */
-            authenticated_via: "password" | "link" | "passkey" | "email_code";
+            authenticated_via: "password" | "link" | "passkey" | "email_code" | "recovery";
             /**
              * @description Assurance reached: aal1 one factor, aal2 a second factor too (docs/two-factor.md)
              * @enum {string}
@@ -1416,6 +1504,57 @@ export interface components {
         CompletedVerification: {
             identity: components["schemas"]["Identity"];
             return_to: string | null;
+        };
+        /** @description An account recovery flow: the same whether or not the address is known. */
+        RecoveryFlow: {
+            /** @description The recovery flow id (rf_…) */
+            id: string;
+            /** @description Same as id */
+            flow_id: string;
+            /** @enum {string} */
+            state: "created" | "sent" | "completed" | "failed" | "expired";
+            /** @description The address given (canonical), null before one was */
+            address: string | null;
+            return_to: string | null;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description For every POST of the flow */
+            csrf_token: string;
+        };
+        /** @description The code is right: set a new password with it. */
+        AcceptedRecoveryCode: {
+            flow: components["schemas"]["RecoveryFlow"];
+            second_factor: {
+                /** @description What POST /v1/recovery/{id} needs beside the new password: one of these (totp_code or recovery_code); empty when the account has no second factor */
+                methods: ("totp" | "recovery_code")[];
+            };
+        };
+        RecoveryEmailSubmission: {
+            /** @description From GET /v1/recovery: the flow’s */
+            csrf_token?: string;
+            email?: string;
+        };
+        RecoveryCodeSubmission: {
+            /** @description From GET /v1/recovery: the flow’s */
+            csrf_token?: string;
+            /** @description The code from the mail */
+            code?: string;
+            /** @description Or the token of the mail’s link */
+            token?: string;
+        };
+        RecoveryCompletion: {
+            /** @description From GET /v1/recovery: the flow’s */
+            csrf_token?: string;
+            /** @description The code from the mail */
+            code?: string;
+            /** @description Or the token of the mail’s link */
+            token?: string;
+            /** @description The new password (password policy) */
+            password?: string;
+            /** @description When the account has a second factor */
+            totp_code?: string;
+            /** @description Or one of its recovery codes */
+            recovery_code?: string;
         };
         AccountEmailChange: {
             /** @description The new address; it replaces the old one once confirmed */
@@ -6704,6 +6843,575 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRecovery: {
+        parameters: {
+            query?: {
+                /** @description An existing flow (rf_…), e.g. from the mail’s link */
+                flow?: string;
+                /** @description From the mail’s link */
+                token?: string;
+                return_to?: string;
+            };
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The flow (JSON), or the page for a browser */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryFlow"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    submitRecoveryEmail: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoveryEmailSubmission"];
+                "application/x-www-form-urlencoded": components["schemas"]["RecoveryEmailSubmission"];
+            };
+        };
+        responses: {
+            /** @description The flow, now `sent` (JSON), or the code page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryFlow"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    resendRecovery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description From GET /v1/recovery: the flow’s */
+                    csrf_token?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description From GET /v1/recovery: the flow’s */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The flow, now `sent` (JSON), or the code page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryFlow"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    checkRecoveryCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoveryCodeSubmission"];
+                "application/x-www-form-urlencoded": components["schemas"]["RecoveryCodeSubmission"];
+            };
+        };
+        responses: {
+            /** @description The code is right, and what else the new password needs (JSON); or the new-password page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedRecoveryCode"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    completeRecovery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoveryCompletion"];
+                "application/x-www-form-urlencoded": components["schemas"]["RecoveryCompletion"];
+            };
+        };
+        responses: {
+            /** @description Password set and signed in, the session in the cookie (JSON: the session), or the page saying so */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompletedFlow"];
+                    "text/html": string;
+                };
+            };
+            /** @description Password set and signed in (form post): on to return_to */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
         };
