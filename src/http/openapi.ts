@@ -34,6 +34,13 @@ import {
   VerificationSubmitBody,
   VerifiedSchema,
 } from './routes/verification.js';
+import {
+  PasskeySignUpBody,
+  PasskeySignUpOptionsBody,
+  PasswordSignUpBody,
+  RegistrationFlowSchema,
+  SignUpResultSchema,
+} from './routes/registration.js';
 import { ErrorSchema, IdentitySchema, MintedSessionSchema, SessionSchema } from './schemas.js';
 import { AccountSessionSchema, SessionListItemSchema } from './session-list.js';
 
@@ -85,6 +92,11 @@ const COMPONENTS = new Map<TSchema, string>([
   [VerifiedSchema, 'CompletedVerification'],
   [AccountEmailBody, 'AccountEmailChange'],
   [StartedVerificationSchema, 'StartedVerification'],
+  [RegistrationFlowSchema, 'RegistrationFlow'],
+  [PasswordSignUpBody, 'PasswordSignUp'],
+  [PasskeySignUpOptionsBody, 'PasskeySignUpProfile'],
+  [PasskeySignUpBody, 'PasskeySignUp'],
+  [SignUpResultSchema, 'CompletedSignUp'],
   ...[...SUBMIT_BODIES].map(([id, body]) => [body, `Flow${pascalCase(id)}Submission`] as const),
 ]);
 

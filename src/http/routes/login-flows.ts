@@ -178,6 +178,7 @@ export function flowDepsOf(
       maxAttempts: deps.config.flowMaxAttempts,
       createRule: deps.config.rateLimits.flowCreateIp,
       submitRule: deps.config.rateLimits.loginIp,
+      requireVerifiedEmail: deps.config.registration.email === 'verified',
     },
     secondFactorsOf: (identityId) => enrolledSecondFactors(deps.store, identityId),
   };
