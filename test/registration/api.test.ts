@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeOf, useVerificationApp } from '../verification/helpers.js';
 import { type TestApp, createTestApp } from '../helpers/app.js';
 import { auditEntries } from '../helpers/core.js';
 import { describeEachDatabase, describeOnPostgres } from '../helpers/databases.js';
@@ -458,5 +459,98 @@ describeOnPostgres('registration: concurrent sign-ups on two instances sharing P
     expect(codes).toEqual(Array(RACERS - 1).fill('email_taken'));
     const holders = await one.deps.store.findIdentityByEmail(address);
     expect(holders).toBeDefined();
+  });
+});
+
+describeEachDatabase('registration: the address and its verification', (kind) => {
+  describe('SERVICE_REGISTRATION_EMAIL=required', () => {
+    const v = useVerificationApp(kind, { ...OPEN, SERVICE_REGISTRATION_EMAIL: 'required' });
+
+    it('asks for an address, mails its code in the sign-up, and signs in at once', async () => {
+      const flow = await startRegistration(v.t);
+      expect(flow.email).toBe('required');
+      expectValidationError(await signUp(v.t, flow, { username: uniqueUser() }));
+      const username = uniqueUser();
+      const address = `${username}@example.com`;
+      const before = v.smtp.received.length;
+      const res = await signUp(
+        v.t,
+        flow,
+        { username, email: address },
+        { 'accept-language': 'de' },
+      );
+      expect(res.statusCode, res.body).toBe(201);
+      const body = res.json();
+      expect(body).toMatchObject({
+        identity: { email: address, email_verified: false },
+        session: { identity: { username } },
+        verification: { state: 'pending', address, return_to: null },
+      });
+      const mails = await v.mailsSince(before);
+      expect(mails).toHaveLength(1);
+      expect(mails[0]!.to).toMatchObject({ text: address });
+      const done = await v.submit(
+        { id: body.verification.id, csrf: body.verification.csrf_token },
+        { code: codeOf(mails[0]!) },
+      );
+      expect(done.statusCode, done.body).toBe(200);
+      expect(await v.emailOf(body.identity.id)).toMatchObject({
+        email: address,
+        email_verified: true,
+      });
+    });
+  });
+
+  describe('SERVICE_REGISTRATION_EMAIL=verified', () => {
+    const v = useVerificationApp(kind, { ...OPEN, SERVICE_REGISTRATION_EMAIL: 'verified' });
+
+    const login = async (username: string) => {
+      const flow = await startFlow(v.t);
+      return v.t.inject({
+        method: 'POST',
+        url: `/v1/flows/${flow.id}/password`,
+        payload: { username, password: STRONG, csrf_token: flow.csrf_token },
+      });
+    };
+
+    it('signs up without a session; sign-in is refused until the address is verified', async () => {
+      const username = uniqueUser();
+      const address = `${username}@example.com`;
+      const before = v.smtp.received.length;
+      const res = await signUp(v.t, await startRegistration(v.t), { username, email: address });
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.json()).toMatchObject({ session: null, verification: { address } });
+      expect(res.cookies.find((c) => c.name === 'service_session')).toBeUndefined();
+
+      const refused = await login(username);
+      expectError(refused, 403, 'forbidden', /email address is not confirmed/);
+      // A wrong password is still only a wrong password: the refusal tells nothing more.
+      const wrong = await startFlow(v.t);
+      const bad = await v.t.inject({
+        method: 'POST',
+        url: `/v1/flows/${wrong.id}/password`,
+        payload: { username, password: 'not the password', csrf_token: wrong.csrf_token },
+      });
+      expectError(bad, 401, 'invalid_credentials');
+
+      const [mail] = await v.mailsSince(before);
+      const { verification } = res.json();
+      const done = await v.submit(
+        { id: verification.id, csrf: verification.csrf_token },
+        { code: codeOf(mail!) },
+      );
+      expect(done.statusCode, done.body).toBe(200);
+      expect((await login(username)).statusCode).toBe(200);
+    });
+
+    it('an identity without an address (a backend’s) still signs in', async () => {
+      const username = uniqueUser('svc');
+      const direct = await v.t.call('POST', '/v1/register', await v.t.token('direct_auth'), {
+        username,
+        password: STRONG,
+      });
+      expect(direct.statusCode, direct.body).toBe(201);
+      expect((await login(username)).statusCode).toBe(200);
+    });
   });
 });
