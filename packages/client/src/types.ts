@@ -18,6 +18,8 @@ export type ProfileUpdate = Schemas['ProfileUpdate'];
 export type EmailChange = Schemas['EmailChange'];
 export type Verification = Schemas['Verification'];
 export type CompletedVerification = Schemas['CompletedVerification'];
+export type RegistrationFlow = Schemas['RegistrationFlow'];
+export type CompletedSignUp = Schemas['CompletedSignUp'];
 export type LinkAttachment = Schemas['LinkAttachment'];
 export type LinkKey = Schemas['LinkKey'];
 /** The error model every failure answers: `{error, message?, retry_after?}`. */
@@ -97,4 +99,19 @@ export interface FlowRecoveryCodeSubmission {
   /** One of the recovery codes; each works once. */
   recovery_code: string;
   csrf_token: string;
+}
+/** Who signs up (docs/registration.md); `email` as SERVICE_REGISTRATION_EMAIL asks. */
+export interface SignUpProfile {
+  username: string;
+  display_name?: string;
+  email?: string;
+  /** The flow's, from `startRegistration`. */
+  csrf_token: string;
+}
+export interface RegistrationPasswordSubmission extends SignUpProfile {
+  password: string;
+}
+export interface RegistrationPasskeySubmission extends SignUpProfile {
+  /** The browser's registration response as JSON (`startRegistration`'s result). */
+  credential: object;
 }
