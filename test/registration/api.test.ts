@@ -12,6 +12,7 @@ import {
   expectRateLimited,
   expectValidationError,
   flowRow,
+  formPost,
   sessionTokenOf,
   startFlow,
 } from '../flows/helpers.js';
@@ -157,6 +158,14 @@ describeEachDatabase('registration open: password sign-up', (kind) => {
       payload: { username, password: STRONG, csrf_token: flow.csrf_token },
     });
     expectError(asLogin, 404, 'not_found');
+    // Posted as the login page's form, it gets no login form for the registration flow.
+    const asLoginForm = await formPost(t, flow.id, {
+      username,
+      password: STRONG,
+      csrf_token: flow.csrf_token,
+    });
+    expect(asLoginForm.statusCode).toBe(404);
+    expect(asLoginForm.body).not.toContain(flow.csrf_token);
     expectError(
       await t.call('GET', `/v1/identities?username=${username}`, reader),
       404,
