@@ -224,6 +224,16 @@ describeEachDatabase('registration open: password sign-up', (kind) => {
       'email_taken',
       'username_taken',
     ]);
+    // Each refusal is audited with the code it was answered (no webhook: not a creation).
+    const refusals = (await auditEntries(t)).filter(
+      (row) => row.action === 'identity_register' && row.details.flow_id === flow.id,
+    );
+    expect(refusals.map((row) => row.outcome)).toEqual([
+      'username_taken',
+      'email_taken',
+      'username_taken',
+      'invalid_token',
+    ]);
   });
 
   it('a form post that fails shows the form again with the sentence, the typed values kept', async () => {

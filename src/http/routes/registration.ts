@@ -14,7 +14,7 @@ import {
   signUpWithPassword,
 } from '../../domain/registration/sign-up.js';
 import { toIso } from '../../lib/clock.js';
-import { secretsEqual } from '../../lib/tokens.js';
+import { isWellFormedToken, secretsEqual } from '../../lib/tokens.js';
 import { addressOf } from '../client-address.js';
 import { setSessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
@@ -238,7 +238,9 @@ export function registrationRoutes(app: FastifyInstance, deps: AppDeps): void {
    * once the answer has gone out; a successful one is written with the identity instead.
    */
   const auditRefusal = async (request: FastifyRequest<SubmitRoute>, reply: FastifyReply) => {
+    // A path that cannot name a flow is no sign-up attempt: no row (as for login flows).
     if (reply.statusCode < 400 || !registration.open) return;
+    if (!isWellFormedToken('flow', request.params.id)) return;
     deps.audit.enqueue(BROWSER_ACTOR, {
       action: 'identity_register',
       outcome: request.errorCode ?? String(reply.statusCode),
