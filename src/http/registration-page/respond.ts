@@ -1,9 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DomainError } from '../../domain/errors.js';
 import { type FlowRecord, flowViewState } from '../../domain/login-flows/flow.js';
+import type { SignedUp } from '../../domain/registration/sign-up.js';
+import { setSessionCookie } from '../cookies.js';
+import type { AppDeps } from '../deps.js';
 import { ERROR_STATUS, handleError, refusalOf } from '../errors.js';
-import { messagePage } from '../login-page/render.js';
-import { landingOrigins, sendPage } from '../login-page/respond.js';
+import { messagePage, signedInPage } from '../login-page/render.js';
+import { isFormPost, landingOrigins, sendPage } from '../login-page/respond.js';
+import { verificationView } from '../routes/verification.js';
+import { VERIFICATION_PATH } from '../verification-page/render.js';
 import { type RegistrationFormInput, registrationPage, restartRegistrationUrl } from './render.js';
 
 /** A sentence for a refusal after which the sign-up form is still usable. */
@@ -108,4 +113,43 @@ export function sendSignUpFailure(
       ? undefined
       : restartRegistrationUrl(flow);
   return sendPage(reply, status, messagePage({ title, message, restartUrl: restart }));
+}
+
+/**
+ * A sign-up's answer: the cookie when a session was minted; JSON 201, or for a form post
+ * a 303 to the address's verification page (return_to carried on), else to return_to,
+ * else the signed-in page.
+ */
+export function sendSignedUp(
+  deps: AppDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  result: SignedUp,
+) {
+  const { minted, returnTo } = result;
+  if (minted) {
+    setSessionCookie(reply, minted.token, {
+      cookieDomain: deps.config.cookieDomain,
+      sessionTtlMs: deps.sessionTtlMs,
+    });
+  }
+  reply.header('cache-control', 'no-store');
+  const verification = result.verification
+    ? verificationView(result.verification, returnTo, deps.clock.now())
+    : null;
+  if (!isFormPost(request)) {
+    return reply.code(201).send({
+      identity: result.identity,
+      session: minted?.session ?? null,
+      return_to: returnTo,
+      verification,
+    });
+  }
+  if (verification) {
+    const target = new URLSearchParams({ id: verification.id });
+    if (returnTo) target.set('return_to', returnTo);
+    return reply.redirect(`${VERIFICATION_PATH}?${target}`, 303);
+  }
+  if (returnTo) return reply.redirect(returnTo, 303);
+  return sendPage(reply, 200, signedInPage(minted!.session));
 }

@@ -8,7 +8,6 @@ import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.js';
 import {
   type RegistrationDeps,
   type SignUpSubmission,
-  type SignedUp,
   passkeySignUpOptions,
   signUpWithPasskey,
   signUpWithPassword,
@@ -16,11 +15,9 @@ import {
 import { toIso } from '../../lib/clock.js';
 import { isWellFormedToken, secretsEqual } from '../../lib/tokens.js';
 import { addressOf } from '../client-address.js';
-import { setSessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
 import { browserDevice } from '../device.js';
 import { handleError } from '../errors.js';
-import { signedInPage } from '../login-page/render.js';
 import { isFormPost, landingOrigins, prefersHtml, sendPage } from '../login-page/respond.js';
 import { flowSubmitOrigins, refuseForeignOrigin, returnToAllowList } from '../origins.js';
 import {
@@ -28,7 +25,7 @@ import {
   registrationPage,
   registrationSubmitPath,
 } from '../registration-page/render.js';
-import { sendSignUpFailure } from '../registration-page/respond.js';
+import { sendSignUpFailure, sendSignedUp } from '../registration-page/respond.js';
 import { flowPage } from '../relying-party.js';
 import {
   ClientIpHeader,
@@ -41,19 +38,13 @@ import {
   responses,
   seeOther,
 } from '../schemas.js';
-import { VERIFICATION_PATH } from '../verification-page/render.js';
 import {
   BROWSER_ERRORS,
   ChallengeOptionsSchema,
   OPTIONAL_SERVICE_TOKEN,
   flowDepsOf,
 } from './login-flows.js';
-import {
-  VerificationSchema,
-  mailLocaleOf,
-  verificationDeps,
-  verificationView,
-} from './verification.js';
+import { VerificationSchema, mailLocaleOf, verificationDeps } from './verification.js';
 
 export const RegistrationFlowSchema = Type.Object(
   {
@@ -295,40 +286,6 @@ export function registrationRoutes(app: FastifyInstance, deps: AppDeps): void {
     };
   }
 
-  /**
-   * A sign-up's answer: the cookie when a session was minted; JSON 201, or for a form post
-   * a 303 to the address's verification page (return_to carried on), else to return_to,
-   * else the signed-in page.
-   */
-  function sendSignedUp(request: FastifyRequest, reply: FastifyReply, result: SignedUp) {
-    const { minted, returnTo } = result;
-    if (minted) {
-      setSessionCookie(reply, minted.token, {
-        cookieDomain: deps.config.cookieDomain,
-        sessionTtlMs: deps.sessionTtlMs,
-      });
-    }
-    reply.header('cache-control', 'no-store');
-    const verification = result.verification
-      ? verificationView(result.verification, returnTo, deps.clock.now())
-      : null;
-    if (!isFormPost(request)) {
-      return reply.code(201).send({
-        identity: result.identity,
-        session: minted?.session ?? null,
-        return_to: returnTo,
-        verification,
-      });
-    }
-    if (verification) {
-      const target = new URLSearchParams({ id: verification.id });
-      if (returnTo) target.set('return_to', returnTo);
-      return reply.redirect(`${VERIFICATION_PATH}?${target}`, 303);
-    }
-    if (returnTo) return reply.redirect(returnTo, 303);
-    return sendPage(reply, 200, signedInPage(minted!.session));
-  }
-
   const signedUp = {
     201: jsonOrPage(
       SignUpResultSchema,
@@ -353,7 +310,7 @@ export function registrationRoutes(app: FastifyInstance, deps: AppDeps): void {
         registrationDeps(request),
         await submissionOf(request),
       );
-      return sendSignedUp(request, reply, result);
+      return sendSignedUp(deps, request, reply, result);
     },
   );
 
@@ -402,7 +359,7 @@ export function registrationRoutes(app: FastifyInstance, deps: AppDeps): void {
         registrationDeps(request),
         await submissionOf(request),
       );
-      return sendSignedUp(request, reply, result);
+      return sendSignedUp(deps, request, reply, result);
     },
   );
 }
