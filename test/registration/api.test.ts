@@ -174,6 +174,18 @@ describeEachDatabase('registration open: password sign-up', (kind) => {
     expect(await flowRow(t, flow.id)).toMatchObject({ state: 'created', failed_attempts: 0 });
   });
 
+  it('an expired flow signs no one up', async () => {
+    const flow = await startRegistration(t);
+    t.clock.advance(15 * 60_000 + 1);
+    const username = uniqueUser();
+    expectError(await signUp(t, flow, { username }), 401, 'invalid_token');
+    expectError(
+      await t.call('GET', `/v1/identities?username=${username}`, reader),
+      404,
+      'not_found',
+    );
+  });
+
   it('refuses a foreign Origin with 403 and leaves the flow as it was', async () => {
     const flow = await startRegistration(t);
     const res = await signUp(
