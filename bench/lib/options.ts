@@ -3,7 +3,14 @@ import type { ScenarioName } from './load.js';
 
 export type DbKind = 'sqlite' | 'postgres';
 
-export const ALL_SCENARIOS: ScenarioName[] = ['whoami', 'verify', 'identity', 'login', 'link'];
+export const ALL_SCENARIOS: ScenarioName[] = [
+  'whoami',
+  'verify',
+  'identity',
+  'login',
+  'link',
+  'signup',
+];
 
 export interface BenchOptions {
   durationSec: number;

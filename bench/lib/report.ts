@@ -38,7 +38,7 @@ export interface ScenarioResult {
   connections?: number;
   service?: Side;
   /** The floor server, or for login the argon2-only bound. */
-  reference?: Side & { kind: 'floor' | 'argon2' };
+  reference?: Side & { kind: 'floor' | 'argon2' | 'login' };
   ratio?: number;
   /**
    * Login only: the floor's bare login (bench/floor.ts) in the same pairs, with the median
@@ -94,6 +94,7 @@ const UNIT: Record<ScenarioName, string> = {
   identity: 'req/s',
   login: 'logins/s',
   link: 'sign-ins/s',
+  signup: 'sign-ups/s',
 };
 
 const DESCRIPTION: Record<ScenarioName, string> = {
@@ -102,6 +103,7 @@ const DESCRIPTION: Record<ScenarioName, string> = {
   identity: '`GET /v1/identities/{id}`',
   login: '`GET /v1/login` + `POST /v1/flows/{id}/password`',
   link: '`POST /v1/authenticate/link`, returning user',
+  signup: '`GET /v1/registration` + `POST /v1/registration/{id}/password`, a new identity each',
 };
 
 function problems(side: Side | undefined): string {
@@ -143,10 +145,12 @@ export function markdown(report: BenchReport): string {
     const refName =
       reference?.kind === 'argon2'
         ? `${fmt(reference.opsPerSec, 1)} argon2 verifications/s`
-        : reference
-          ? `${fmt(reference.opsPerSec)} floor req/s`
-          : '–';
-    const digits = result.scenario === 'login' ? 1 : 0;
+        : reference?.kind === 'login'
+          ? `${fmt(reference.opsPerSec, 1)} password logins/s (same service)`
+          : reference
+            ? `${fmt(reference.opsPerSec)} floor req/s`
+            : '–';
+    const digits = result.scenario === 'login' || result.scenario === 'signup' ? 1 : 0;
     const issue = [problems(service), reference ? problems(reference) : '']
       .filter(Boolean)
       .join('; ');

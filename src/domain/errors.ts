@@ -29,7 +29,9 @@ export type RefusalReason =
   /** An email code submission without its address or code. */
   | 'missing_code'
   /** An email code request without the address to mail. */
-  | 'missing_address';
+  | 'missing_address'
+  /** A right sign-in of an identity whose address is unverified, when verified ones are required. */
+  | 'email_verification_required';
 
 export interface DomainErrorDetails {
   /** `rate_limited`: seconds until the window resets (Retry-After). */

@@ -15,6 +15,7 @@ import { accountPasskeyRoutes } from './routes/account-passkeys.js';
 import { loginFlowRoutes } from './routes/login-flows.js';
 import { accountTwoFactorRoutes } from './routes/account-two-factor.js';
 import { secondFactorFlowRoutes } from './routes/second-factor-flows.js';
+import { REGISTRATION_URLS, registrationRoutes } from './routes/registration.js';
 
 /** docs/browser-sign-in.md: the browser endpoints by zone, as route URLs; a flow takes every method's. */
 const ZONE_ROUTES = {
@@ -149,6 +150,10 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
     page: answersPage,
   });
   for (const url of ZONE_ROUTES.accountCredentials) zones.set(url, accountCredentials);
+  // Closed, the sign-up routes answer as unknown ones: no CORS either (docs/registration.md).
+  if (deps.config.registration.open) {
+    for (const url of REGISTRATION_URLS) zones.set(url, credentials);
+  }
 
   app.addHook('onRoute', (route) => {
     const zone = zones.get(route.url);
@@ -177,4 +182,5 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
   accountPasskeyRoutes(app, deps);
   await adminRoutes(app, deps);
   recoveryRoutes(app, deps);
+  registrationRoutes(app, deps);
 }

@@ -43,6 +43,13 @@ import {
   RecoveryEmailBody,
   RecoveryFlowSchema,
 } from './routes/recovery.js';
+import {
+  PasskeySignUpBody,
+  PasskeySignUpOptionsBody,
+  PasswordSignUpBody,
+  RegistrationFlowSchema,
+  SignUpResultSchema,
+} from './routes/registration.js';
 import { ErrorSchema, IdentitySchema, MintedSessionSchema, SessionSchema } from './schemas.js';
 import { AccountSessionSchema, SessionListItemSchema } from './session-list.js';
 
@@ -99,6 +106,11 @@ const COMPONENTS = new Map<TSchema, string>([
   [RecoveryCompleteBody, 'RecoveryCompletion'],
   [AccountEmailBody, 'AccountEmailChange'],
   [StartedVerificationSchema, 'StartedVerification'],
+  [RegistrationFlowSchema, 'RegistrationFlow'],
+  [PasswordSignUpBody, 'PasswordSignUp'],
+  [PasskeySignUpOptionsBody, 'PasskeySignUpProfile'],
+  [PasskeySignUpBody, 'PasskeySignUp'],
+  [SignUpResultSchema, 'CompletedSignUp'],
   ...[...SUBMIT_BODIES].map(([id, body]) => [body, `Flow${pascalCase(id)}Submission`] as const),
   ...[...CHALLENGE_BODIES].map(([id, body]) => [body, `Flow${pascalCase(id)}Request`] as const),
   ...FLOW_METHODS.flatMap(({ method, challenge }) =>

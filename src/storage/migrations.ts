@@ -297,6 +297,14 @@ export const migrations: Migration[] = [
     ],
   },
   {
+    // Self-service sign-up (docs/registration.md) runs on the login flows' table: the same
+    // ids, CSRF tokens, expiry, attempt cap, sweep and WebAuthn challenge binding. `kind`
+    // keeps the two apart, so a registration flow never serves a sign-in and back; every
+    // row written before is a login flow.
+    id: '0013_flow_kind',
+    statements: [`ALTER TABLE flows ADD COLUMN kind TEXT NOT NULL DEFAULT 'login'`],
+  },
+  {
     // Account recovery flows (docs/recovery.md): the page's CSRF token, the address typed
     // and the mailed code it waits for. `mail_code_id` is null while no address was given,
     // and stays null when the address is no identity's verified one: the flow looks and

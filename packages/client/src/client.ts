@@ -11,6 +11,7 @@ import type {
   EmailCodeChallenge,
   FlowEmailCodeRequest,
   FlowEmailCodeSubmission,
+  CompletedSignUp,
   FlowPasskeySubmission,
   FlowPasswordSubmission,
   FlowRecoveryCodeSubmission,
@@ -30,6 +31,10 @@ import type {
   EmailChange,
   Readiness,
   Registration,
+  RegistrationFlow,
+  RegistrationPasskeySubmission,
+  RegistrationPasswordSubmission,
+  SignUpProfile,
   RevokedSessions,
   Session,
   SessionListItem,
@@ -196,6 +201,26 @@ export interface TesseraClient {
   /** Removes every passkey of the identity (`direct_auth`). */
   resetIdentityPasskeys(id: string, options?: CallOptions): Promise<{ removed: number }>;
   deleteIdentityPasskey(id: string, passkeyId: string, options?: CallOptions): Promise<void>;
+  /** A registration flow (SERVICE_REGISTRATION=open; else `not_found`), docs/registration.md. */
+  startRegistration(start?: { returnTo?: string } & CallOptions): Promise<RegistrationFlow>;
+  /** Signs up with a password: the identity, its session (null when verified addresses are required) and its verification. */
+  submitRegistrationPassword(
+    flowId: string,
+    submission: RegistrationPasswordSubmission,
+    options?: CallOptions,
+  ): Promise<CompletedSignUp>;
+  /** Passkey creation options for a sign-up (WebAuthn creation options for the browser). */
+  challengeRegistrationPasskey(
+    flowId: string,
+    profile: SignUpProfile,
+    options?: CallOptions,
+  ): Promise<WebAuthnOptions>;
+  /** Signs up with the passkey the browser created: no password at all. */
+  submitRegistrationPasskey(
+    flowId: string,
+    submission: RegistrationPasskeySubmission,
+    options?: CallOptions,
+  ): Promise<CompletedSignUp>;
   /** The URL of the hosted login page, landing on `returnTo` once signed in. */
   loginPageUrl(returnTo?: string): string;
   healthz(options?: CallOptions): Promise<void>;
@@ -456,6 +481,53 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
       refuseOffline('flow', flowId);
       return unwrap(
         raw.POST('/v1/flows/{id}/recovery_code', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    startRegistration: async (start) =>
+      unwrap(
+        raw.GET('/v1/registration', {
+          params: {
+            query: start?.returnTo === undefined ? {} : { return_to: start.returnTo },
+            header: proxyHeader(start),
+          },
+          headers: { accept: 'application/json' },
+          signal: start?.signal,
+        }),
+        start?.signal,
+      ),
+    submitRegistrationPassword: async (flowId, submission, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/registration/{id}/password', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    challengeRegistrationPasskey: async (flowId, profile, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/registration/{id}/passkey/options', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: profile,
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    submitRegistrationPasskey: async (flowId, submission, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/registration/{id}/passkey', {
           params: { path: { id: flowId }, header: proxyHeader(o) },
           body: submission,
           headers: { accept: 'application/json' },

@@ -28,6 +28,8 @@ export type RecoveryCompletion = RecoveryCodeSubmission & {
   totp_code?: string;
   recovery_code?: string;
 };
+export type RegistrationFlow = Schemas['RegistrationFlow'];
+export type CompletedSignUp = Schemas['CompletedSignUp'];
 export type LinkAttachment = Schemas['LinkAttachment'];
 export type LinkKey = Schemas['LinkKey'];
 /** The error model every failure answers: `{error, message?, retry_after?}`. */
@@ -122,4 +124,19 @@ export interface FlowRecoveryCodeSubmission {
   /** One of the recovery codes; each works once. */
   recovery_code: string;
   csrf_token: string;
+}
+/** Who signs up (docs/registration.md); `email` as SERVICE_REGISTRATION_EMAIL asks. */
+export interface SignUpProfile {
+  username: string;
+  display_name?: string;
+  email?: string;
+  /** The flow's, from `startRegistration`. */
+  csrf_token: string;
+}
+export interface RegistrationPasswordSubmission extends SignUpProfile {
+  password: string;
+}
+export interface RegistrationPasskeySubmission extends SignUpProfile {
+  /** The browser's registration response as JSON (`startRegistration`'s result). */
+  credential: object;
 }

@@ -2,6 +2,7 @@ import type { FlowRecord } from '../../domain/login-flows/flow.js';
 import type { AppDeps } from '../deps.js';
 import { emailCodeOffer } from './email-code-page.js';
 import { escapeHtml } from './render.js';
+import { registrationLink } from '../registration-page/render.js';
 
 /**
  * What the login page offers beside the password form and the passkey button: other ways
@@ -19,7 +20,10 @@ export const NO_OFFERS: LoginOffers = { alternatives: [], links: [] };
 export function loginOffers(deps: AppDeps, flow: FlowRecord): LoginOffers {
   return {
     alternatives: [...(deps.signInEmailCode ? [emailCodeOffer(flow)] : [])],
-    links: [recoveryLink(flow)],
+    links: [
+      recoveryLink(flow),
+      ...(deps.config.registration.open ? [registrationLink(flow.return_to)] : []),
+    ],
   };
 }
 

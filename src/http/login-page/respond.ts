@@ -119,6 +119,12 @@ export function formMessage(error: DomainError): string {
 
 /** Title and sentence for a failure after which this form cannot be used any more. */
 function deadEnd(error: DomainError, flow: FlowRecord | undefined, now: number): [string, string] {
+  if (error.reason === 'email_verification_required') {
+    return [
+      'Confirm your email address',
+      'Your email address is not confirmed yet. Open the link in the mail we sent you, or type its code on the page it opens, then sign in again.',
+    ];
+  }
   if (error.code === 'forbidden') {
     return ['Request refused', 'This sign-in form was sent from another site, so it was refused.'];
   }

@@ -194,6 +194,7 @@ export function flowDepsOf(
       maxAttempts: deps.config.flowMaxAttempts,
       createRule: deps.config.rateLimits.flowCreateIp,
       submitRule: deps.config.rateLimits.loginIp,
+      requireVerifiedEmail: deps.config.registration.email === 'verified',
     },
     secondFactorsOf: (identityId) => enrolledSecondFactors(deps.store, identityId),
   };
@@ -214,9 +215,11 @@ export async function postedFlow(
 > {
   const now = deps.clock.now();
   const id = request.params.id;
-  const flow = deps.legacyTokens.accepts('flow', id)
+  const found = deps.legacyTokens.accepts('flow', id)
     ? await deps.store.findFlow(id).catch(() => undefined)
     : undefined;
+  // A registration flow's form is not this page's (docs/registration.md).
+  const flow = found?.kind === 'login' ? found : undefined;
   const csrf = request.body?.csrf_token;
   if (
     flow !== undefined &&

@@ -166,7 +166,9 @@ export function verificationRoutes(app: FastifyInstance, deps: AppDeps): void {
       const returnTo = returnToOf(request, request.query.return_to);
       const now = deps.clock.now();
       if (!prefersHtml(request)) {
-        return reply.header('cache-control', 'no-store').send(toView(record, returnTo, now));
+        return reply
+          .header('cache-control', 'no-store')
+          .send(verificationView(record, returnTo, now));
       }
       const state = mailCodeViewState(record, now);
       if (state === 'expired') {
@@ -313,7 +315,9 @@ export function verificationRoutes(app: FastifyInstance, deps: AppDeps): void {
       });
       const now = deps.clock.now();
       if (!isFormPost(request)) {
-        return reply.header('cache-control', 'no-store').send(toView(record, returnTo, now));
+        return reply
+          .header('cache-control', 'no-store')
+          .send(verificationView(record, returnTo, now));
       }
       const page = verificationPage({ record, returnTo, notice: 'A new code was sent.' });
       return sendPage(reply, 200, page);
@@ -321,7 +325,8 @@ export function verificationRoutes(app: FastifyInstance, deps: AppDeps): void {
   );
 }
 
-function toView(record: MailCodeRecord, returnTo: string | null, now: number) {
+/** A verification flow as JSON: the flow, its state now and its CSRF token. */
+export function verificationView(record: MailCodeRecord, returnTo: string | null, now: number) {
   return {
     id: record.id,
     flow_id: record.id,
