@@ -85,7 +85,7 @@ const counts = (record: Record<string, number>) =>
 
 function printSourceReport(report: SourceReport): void {
   console.log(
-    `${report.source}: ${report.users} users read, ${report.skipped_count} left out, ` +
+    `${report.source}: ${report.users} records read, ${report.skipped_count} left out, ` +
       `${report.usernames_derived} usernames derived`,
   );
   for (const skipped of report.skipped)

@@ -27,6 +27,7 @@ export const auth0: Source = {
     const users = await inputs.jsonLines(args[0]!);
     const hashes = args[1] === undefined ? [] : await inputs.jsonLines(args[1]);
     const hashByOid = new Map<string, string>();
+    const hashLine = new Map<string, number>();
     hashes.forEach((record, index) => {
       const oid = isObject(record) && isObject(record._id) ? record._id.$oid : undefined;
       const hash = isObject(record) ? record.passwordHash : undefined;
@@ -36,13 +37,23 @@ export const auth0: Source = {
         );
       }
       hashByOid.set(oid, hash);
+      hashLine.set(oid, index + 1);
     });
-    return users.map((user, index) => {
+    const entries = users.map((user, index) => {
       const id = isObject(user) && typeof user.user_id === 'string' ? ` (${user.user_id})` : '';
       return entry(`line ${index + 1}${id}`, () =>
         auth0User(user, hashByOid, args[1] !== undefined),
       );
     });
+    // A hash whose user is not in the user export (deleted since, or another export's).
+    for (const oid of usedOids(users)) hashLine.delete(oid);
+    for (const [oid, line] of hashLine) {
+      entries.push({
+        where: `${args[1]}: line ${line} (auth0|${oid})`,
+        skipped: 'a password hash whose user is not in the user export',
+      });
+    }
+    return entries;
   },
 };
 
@@ -95,6 +106,18 @@ function auth0User(
           ]
         : [],
   };
+}
+
+/** The database users' ids the user export holds. */
+function usedOids(users: unknown[]): string[] {
+  return users.flatMap((user) => {
+    if (!isObject(user)) return [];
+    const identities = Array.isArray(user.identities) ? user.identities.filter(isObject) : [];
+    const database = identities.find((identity) => identity.provider === DATABASE_PROVIDER);
+    if (database && typeof database.user_id === 'string') return [database.user_id];
+    const id = typeof user.user_id === 'string' ? user.user_id : '';
+    return id.startsWith(`${DATABASE_PROVIDER}|`) ? [id.slice(DATABASE_PROVIDER.length + 1)] : [];
+  });
 }
 
 /** `google-oauth2|1234` names the provider and the subject when identities are not exported. */

@@ -105,7 +105,7 @@ function supabaseUser(
   factors: Row[],
   now: number,
 ): SourceUser | { skipped: string } {
-  if (text(user, 'deleted_at') !== undefined || user.deleted_at instanceof Date) {
+  if (time(user, 'deleted_at') !== undefined) {
     return { skipped: 'deleted (deleted_at is set)' };
   }
   if (flag(user, 'is_anonymous')) return { skipped: 'an anonymous user' };
