@@ -1,3 +1,4 @@
+import type { Actor } from '../domain/audit/audit-log.js';
 import { validationError } from '../domain/errors.js';
 import { importIdentities } from '../domain/identity-transfer/import-identities.js';
 import { convertEntries } from '../domain/identity-transfer/sources/convert.js';
@@ -37,7 +38,8 @@ export async function importFrom(name: string, args: string[], options: ImportOp
   const outcome = await withServices((deps) =>
     importIdentities(
       { ...deps, transfer: hashTransferFor(deps.hasher) },
-      cliActor(),
+      // Each identity's identity_import entry then names the system it came from.
+      withDetails(cliActor(), { from: name }),
       lines(converted.lines),
       (done, total) => progress.update(done, total),
       converted.problems,
@@ -45,6 +47,10 @@ export async function importFrom(name: string, args: string[], options: ImportOp
   ).finally(() => progress.end());
   if ('refused' in outcome) return reportRefusal(outcome.refused, options.json, from);
   reportSummary(outcome.summary, Date.now() - started, options.json, from);
+}
+
+function withDetails(actor: Actor, details: Record<string, unknown>): Actor {
+  return { ...actor, details: { ...actor.details, ...details } };
 }
 
 async function* lines(all: string[]): AsyncGenerator<string> {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliSandbox, type CliSandbox, runCli } from '../helpers/cli.js';
+import { auditEntries } from '../helpers/core.js';
 import {
   createTestDatabase,
   describeEachDatabase,
@@ -263,6 +264,10 @@ describeEachDatabase('tessera identity import --from', (kind) => {
         expect(first.source.links).toEqual(links);
         expect(first.source.factors_not_carried).toEqual(c.factors);
         expect(expected.users.length).toBeGreaterThanOrEqual(20);
+
+        const audited = (await auditEntries(to.t)).filter((e) => e.action === 'identity_import');
+        expect(audited).toHaveLength(expected.users.length);
+        expect(audited[0]!.details).toMatchObject({ from: c.source });
 
         await expectEveryUserSignsIn(to, expected, c.usernames);
 

@@ -128,7 +128,7 @@ export function time(object: Json, field: string): string | undefined {
   else if (typeof value === 'number') date = new Date(value);
   else if (typeof value === 'string') {
     // PostgreSQL's text form: a space for the T, and an offset of hours only.
-    const iso = value.replace(' ', 'T').replace(/([+-][0-9]{2})$/, '$1:00');
+    const iso = value.replace(' ', 'T').replace(/(:[0-9]{2}(?:\.[0-9]+)?[+-][0-9]{2})$/, '$1:00');
     date = /^[0-9]+$/.test(value) ? new Date(Number(value)) : new Date(iso);
   }
   if (date === undefined || Number.isNaN(date.getTime())) {
