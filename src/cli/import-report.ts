@@ -73,6 +73,8 @@ export function reportSummary(
     .join(', ');
   console.log(`imported ${summary.imported} identities, skipped ${summary.skipped} that exist`);
   if (passwords) console.log(`passwords: ${passwords}`);
+  const factors = counts(summary.second_factors);
+  if (factors) console.log(`second factors: ${factors}`);
   for (const bad of summary.failed)
     process.stderr.write(`tessera: ${label(bad, from)}: ${bad.message}\n`);
   if (failed > 0) process.stderr.write(`tessera: validation_error: ${message}\n`);
@@ -95,12 +97,13 @@ function printSourceReport(report: SourceReport): void {
   }
   const links = counts(report.links);
   console.log(`links: ${links || 'none'}`);
+  const carried = counts(report.factors_carried);
   const factors = counts(report.factors_not_carried);
-  console.log(
-    factors
-      ? `factors not carried: ${factors} (the import has no second factors: these users enrol again)`
-      : 'factors: none in the export',
-  );
+  if (carried) console.log(`second factors: ${carried}`);
+  if (factors) {
+    console.log(`factors not carried: ${factors} (these users enrol again; the notes say why)`);
+  }
+  if (!carried && !factors) console.log('factors: none in the export');
   for (const note of report.notes) console.log(`  note: ${note.where}: ${note.message}`);
   if (report.note_count > report.notes.length) {
     console.log(`  … and ${report.note_count - report.notes.length} more notes`);

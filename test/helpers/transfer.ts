@@ -5,6 +5,8 @@ import type { TestDatabase } from './databases.js';
 
 /** The pepper of test apps (testHasher): CLI and server must share it to verify each other's hashes. */
 export const TEST_PEPPER = 'test-pepper';
+/** The encryption key of test apps (testConfig): a TOTP secret the CLI imports opens in the server. */
+const TEST_ENCRYPTION_KEY = 'test-encryption-key';
 
 /**
  * The CLI's environment for `db`: its SQLite file, or the PostgreSQL test database with the
@@ -21,7 +23,7 @@ export function cliEnvFor(box: CliSandbox, db: TestDatabase): Record<string, str
     ...box.env,
     SERVICE_DATABASE_URL: url,
     SERVICE_PASSWORD_PEPPER: TEST_PEPPER,
-    SERVICE_ENCRYPTION_KEY: 'transfer-test-encryption-key',
+    SERVICE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
   };
 }
 

@@ -1,3 +1,4 @@
+import { createSecretBox } from '../../src/lib/secret-box.js';
 import { afterEach, expect, it } from 'vitest';
 import {
   IMPORT_BATCH,
@@ -43,6 +44,7 @@ describeEachDatabase('identity import, batch by batch', (kind) => {
         hasher: await testHasher(),
         transfer: hashTransfer,
         passwordPolicy: createPasswordPolicy(0),
+        secretBox: createSecretBox('batches test key'),
       },
       testActor,
       linesOf(objects),

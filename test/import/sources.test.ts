@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { generate } from 'otplib';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { sessionTokenOf, startFlow, submit } from '../flows/helpers.js';
+import { secondStep, STEP_MS } from '../second-factor/helpers.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliSandbox, type CliSandbox, runCli } from '../helpers/cli.js';
 import { auditEntries } from '../helpers/core.js';
@@ -17,8 +20,9 @@ import { betterAuthSchema, dropSourceSchemas, supabaseSchema } from './source-da
  * `tessera identity import --from <system>`: each system's fixture (test/import/fixtures/,
  * in that system's own export format, hashes made by independent tools or, for
  * better-auth, by better-auth itself) imports; every user then signs in over HTTP with the
- * password the fixture was made with, or through the imported link; a second run changes
- * nothing.
+ * password the fixture was made with, or through the imported link, and a user with an
+ * authenticator there (Kratos, Keycloak) with a code computed from the fixture's secret; a
+ * second run changes nothing.
  */
 
 vi.setConfig({ testTimeout: 180_000 });
@@ -44,10 +48,12 @@ interface Summary {
   skipped: number;
   failed: unknown[];
   passwords: Record<string, number>;
+  second_factors: Record<string, number>;
   source: {
     users: number;
     skipped_count: number;
     links: Record<string, number>;
+    factors_carried: Record<string, number>;
     factors_not_carried: Record<string, number>;
     usernames_derived: number;
   };
@@ -70,6 +76,8 @@ const CASES: Array<{
   /** Usernames the source itself has (the rest are derived from the email). */
   usernames: Record<string, string>;
   factors: Record<string, number>;
+  /** Each TOTP user's key, read from the fixture as the source keeps it, by email. */
+  totpKeys?(): Map<string, string | Uint8Array>;
 }> = [
   {
     source: 'kratos',
@@ -77,7 +85,8 @@ const CASES: Array<{
     on: ['sqlite', 'postgres'],
     args: () => [fixture('kratos', 'identities.json')],
     usernames: {},
-    factors: { totp: 3 },
+    factors: {},
+    totpKeys: kratosTotpKeys,
   },
   {
     source: 'keycloak',
@@ -85,7 +94,8 @@ const CASES: Array<{
     on: ['sqlite', 'postgres'],
     args: () => [fixture('keycloak', 'demo-realm.json'), fixture('keycloak', 'demo-users-0.json')],
     usernames: { 'ada@example.org': 'ada.byron' },
-    factors: { totp: 3 },
+    factors: {},
+    totpKeys: keycloakTotpKeys,
   },
   {
     source: 'auth0',
@@ -136,6 +146,40 @@ const CASES: Array<{
   },
 ];
 
+/** Kratos: the `secret` of each `credentials.totp.config.totp_url` (base32). */
+function kratosTotpKeys(): Map<string, string> {
+  const identities = JSON.parse(
+    readFileSync(fixture('kratos', 'identities.json'), 'utf8'),
+  ) as Array<{
+    traits: { email: string };
+    credentials: { totp?: { config: { totp_url: string } } };
+  }>;
+  return new Map(
+    identities.flatMap((identity) => {
+      const url = identity.credentials.totp?.config.totp_url;
+      if (url === undefined) return [];
+      return [[identity.traits.email.toLowerCase(), new URL(url).searchParams.get('secret')!]];
+    }),
+  );
+}
+
+/** Keycloak: the HMAC key is the UTF-8 bytes of the OTP credential's `secretData.value`. */
+function keycloakTotpKeys(): Map<string, Uint8Array> {
+  const keys = new Map<string, Uint8Array>();
+  for (const file of ['demo-realm.json', 'demo-users-0.json']) {
+    const { users } = JSON.parse(readFileSync(fixture('keycloak', file), 'utf8')) as {
+      users: Array<{ email?: string; credentials: Array<{ type: string; secretData: string }> }>;
+    };
+    for (const user of users) {
+      const otp = user.credentials.find((credential) => credential.type === 'otp');
+      if (otp === undefined) continue;
+      const { value } = JSON.parse(otp.secretData) as { value: string };
+      keys.set(user.email!, new TextEncoder().encode(value));
+    }
+  }
+  return keys;
+}
+
 /** A fresh Tessera listening on a port, and the CLI's environment for its database. */
 async function target(kind: DatabaseKind, box: CliSandbox) {
   const db = await createTestDatabase(kind);
@@ -165,6 +209,22 @@ async function target(kind: DatabaseKind, box: CliSandbox) {
       post('/v1/authenticate/password', tokens.direct, { username, password }),
     link: (provider: string, subject: string) =>
       post('/v1/authenticate/link', tokens.link, { provider, subject }),
+    /**
+     * A login flow: the password leaves it at `second_factor_required`, then the code the
+     * user's app shows now (computed by otplib from the source's key) completes it, aal2.
+     */
+    async withCode(username: string, password: string, key: string | Uint8Array) {
+      const flow = await startFlow(t);
+      const first = await submit(t, flow.id, { username, password, csrf_token: flow.csrf_token });
+      expect(first.statusCode, `${username}: ${first.body}`).toBe(403);
+      const view = await t.inject({ method: 'GET', url: `/v1/flows/${flow.id}` });
+      expect(view.json()).toMatchObject({ state: 'second_factor_required' });
+      const code = await generate({ secret: key, epoch: Math.floor(t.clock.now() / 1000) });
+      const done = await secondStep(t, flow, 'totp', code);
+      expect(done.statusCode, `${username}: ${done.body}`).toBe(200);
+      expect((done.json() as { session: { aal: string } }).session.aal).toBe('aal2');
+      return sessionTokenOf(done);
+    },
     async close() {
       await t.close();
       await db.drop();
@@ -183,7 +243,9 @@ async function importJson(env: Record<string, string>, source: string, args: str
 
 /** Every identity as the database holds it: a second run must leave all of it as it is. */
 async function snapshot(t: TestApp) {
-  return t.deps.store.exportPage({ afterId: null, limit: 1000 });
+  const identities = await t.deps.store.exportPage({ afterId: null, limit: 1000 });
+  const factors = await Promise.all(identities.map((i) => t.deps.store.findTotpFactor(i.id)));
+  return { identities, factors };
 }
 
 /** Users checked with a wrong password too: enough to show a hash does not take anything. */
@@ -194,7 +256,10 @@ async function expectEveryUserSignsIn(
   to: Target,
   expected: Expected,
   usernames: Record<string, string>,
+  totpKeys: Map<string, string | Uint8Array>,
 ) {
+  // One step on: no code the import's clock could have spent.
+  to.t.clock.advance(STEP_MS);
   await Promise.all(
     expected.users.map(async (user, index) => {
       const found = await to.lookup(user.email);
@@ -211,15 +276,22 @@ async function expectEveryUserSignsIn(
           const wrong = await to.password(username, `${user.password}!`);
           expect(wrong.body.error, `${username}, a wrong password`).toBe('invalid_credentials');
         }
-        const signIn = await to.password(username, user.password);
-        if (user.state === 'active') {
+        const key = totpKeys.get(user.email);
+        if (totpKeys.size > 0) expect(key !== undefined, `${username}: a TOTP key`).toBe(user.totp);
+        if (key !== undefined && user.state === 'active') {
+          await to.withCode(username, user.password, key);
+        } else if (user.state === 'active') {
+          const signIn = await to.password(username, user.password);
           expect(signIn.status, `${username} signs in`).toBe(200);
+        } else {
+          // Refused only after the password verified (a wrong one is invalid_credentials).
+          const signIn = await to.password(username, user.password);
+          expect(signIn.body.error, `${username} is disabled`).toBe('identity_disabled');
+        }
+        if (user.state === 'active') {
           // Rehashed with Tessera's argon2id on that first sign-in.
           const record = await to.t.deps.store.findIdentityByUsername(username);
           expect(record!.password_hash!.startsWith('imported:')).toBe(false);
-        } else {
-          // Refused only after the password verified (a wrong one is invalid_credentials).
-          expect(signIn.body.error, `${username} is disabled`).toBe('identity_disabled');
         }
       }
       for (const link of user.links) {
@@ -263,13 +335,20 @@ describeEachDatabase('tessera identity import --from', (kind) => {
         }
         expect(first.source.links).toEqual(links);
         expect(first.source.factors_not_carried).toEqual(c.factors);
+        const totpKeys = c.totpKeys?.() ?? new Map<string, string | Uint8Array>();
+        const carried = totpKeys.size > 0 ? { totp: totpKeys.size } : {};
+        expect(first.source.factors_carried).toEqual(carried);
+        expect(first.second_factors).toEqual(carried);
         expect(expected.users.length).toBeGreaterThanOrEqual(20);
 
         const audited = (await auditEntries(to.t)).filter((e) => e.action === 'identity_import');
         expect(audited).toHaveLength(expected.users.length);
         expect(audited[0]!.details).toMatchObject({ from: c.source });
 
-        await expectEveryUserSignsIn(to, expected, c.usernames);
+        if (totpKeys.size > 0) {
+          expect(audited.filter((e) => e.details.second_factors === 1)).toHaveLength(totpKeys.size);
+        }
+        await expectEveryUserSignsIn(to, expected, c.usernames, totpKeys);
 
         const before = await snapshot(to.t);
         const second = await importJson(to.env, c.source, args);

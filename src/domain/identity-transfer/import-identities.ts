@@ -1,4 +1,5 @@
 import type { Clock } from '../../lib/clock.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import { newId } from '../../lib/ids.js';
 import { UniqueViolation } from '../unique-violation.js';
 import { type Actor, auditRecord } from '../audit/audit-log.js';
@@ -7,6 +8,8 @@ import type { LinkRecord } from '../links/link.js';
 import type { HashTransfer } from '../passwords/hash-transfer.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { type PasswordPolicy, requirePasswordPolicy } from '../password-policy/policy.js';
+import type { TotpFactorRecord } from '../second-factor/second-factor-store.js';
+import { totpSecretContext } from '../second-factor/totp.js';
 import type { Store } from '../store.js';
 import { type BadLine, duplicatesInFile, sortAgainstStore } from './import-check.js';
 import { type ImportLine, lineProblem, parseImportLine } from './transfer-line.js';
@@ -19,6 +22,8 @@ export interface ImportDeps {
   hasher: PasswordHasher;
   transfer: HashTransfer;
   passwordPolicy: PasswordPolicy;
+  /** Seals carried TOTP secrets, as enrolment does (SERVICE_ENCRYPTION_KEY). */
+  secretBox: SecretBox;
 }
 
 /** Identities per transaction: large enough for speed, small enough to hold no lock long. */
@@ -36,6 +41,8 @@ export interface ImportSummary {
   failed: BadLine[];
   /** Imported identities per password: a hash scheme, `plaintext` or `none`. */
   passwords: Record<string, number>;
+  /** Second factors carried, by kind (`totp`): on from the first sign-in. */
+  second_factors: Record<string, number>;
 }
 
 /** Nothing was written: these lines are bad (at most MAX_REPORTED_LINES of `count`). */
@@ -79,7 +86,13 @@ export async function importIdentities(
     return { refused: { bad_lines: bad.slice(0, MAX_REPORTED_LINES), count: bad.length } };
   }
 
-  const summary: ImportSummary = { imported: 0, skipped, failed: [], passwords: {} };
+  const summary: ImportSummary = {
+    imported: 0,
+    skipped,
+    failed: [],
+    passwords: {},
+    second_factors: {},
+  };
   onProgress(skipped, lines.length);
   for (let start = 0; start < toWrite.length; start += IMPORT_BATCH) {
     await writeBatch(deps, actor, toWrite.slice(start, start + IMPORT_BATCH), summary);
@@ -117,6 +130,7 @@ interface Prepared {
   identity: IdentityRecord;
   links: LinkRecord[];
   password: string;
+  totp: TotpFactorRecord | null;
 }
 
 /** Hashes plaintext passwords first: argon2 must never hold a database lock. */
@@ -155,6 +169,19 @@ async function prepare(deps: ImportDeps, lines: ImportLine[]): Promise<Prepared[
           linked_at: now,
         })),
         password: password.kind === 'hash' ? password.scheme : password.kind,
+        // Sealed as enrolment seals it, and on: the user's app already makes its codes. No
+        // recovery codes: they exist in the clear only when made, so the user makes them on
+        // the account page (docs/import-export.md).
+        totp:
+          line.totp === null
+            ? null
+            : {
+                identity_id: id,
+                secret_sealed: deps.secretBox.seal(line.totp.secret, totpSecretContext(id)),
+                confirmed_at: now,
+                last_used_step: null,
+                created_at: now,
+              },
       };
     }),
   );
@@ -177,6 +204,7 @@ async function writeBatch(
         const writing = found.fresh.map((line) => byLine.get(line)!);
         await tx.insertIdentities(writing.map((entry) => entry.identity));
         await tx.insertLinks(writing.flatMap((entry) => entry.links));
+        for (const entry of writing) if (entry.totp) await tx.insertTotpFactor(entry.totp);
         const now = deps.clock.now();
         await tx.insertAuditRecords(
           writing.map((entry) =>
@@ -185,7 +213,11 @@ async function writeBatch(
               {
                 action: 'identity_import',
                 target_identity: entry.identity.id,
-                details: { password: entry.password, links: entry.links.length },
+                details: {
+                  password: entry.password,
+                  links: entry.links.length,
+                  second_factors: entry.totp ? 1 : 0,
+                },
               },
               now,
             ),
@@ -197,8 +229,9 @@ async function writeBatch(
       summary.skipped += sorted.existing.length;
       summary.failed.push(...sorted.conflicting);
       for (const line of sorted.fresh) {
-        const kind = byLine.get(line)!.password;
-        summary.passwords[kind] = (summary.passwords[kind] ?? 0) + 1;
+        const entry = byLine.get(line)!;
+        summary.passwords[entry.password] = (summary.passwords[entry.password] ?? 0) + 1;
+        if (entry.totp) summary.second_factors.totp = (summary.second_factors.totp ?? 0) + 1;
       }
       return;
     } catch (error) {

@@ -10,6 +10,7 @@ import {
 import { requireEmail } from '../identities/email.js';
 import { requireLinkKeyPart } from '../links/link.js';
 import type { HashTransfer } from '../passwords/hash-transfer.js';
+import { acceptTotp } from '../second-factor/totp.js';
 
 /** One line of an import file, validated: what `identity import` writes for it. */
 export interface ImportLine {
@@ -27,6 +28,8 @@ export interface ImportLine {
   created_at: number | null;
   password: LinePassword;
   links: Array<{ provider: string; subject: string; verified: boolean }>;
+  /** An authenticator carried over: its base32 secret, canonical; null when the line has none. */
+  totp: { secret: string } | null;
 }
 
 export type LinePassword =
@@ -50,8 +53,10 @@ const FIELDS = new Set([
   'password_hash_peppered',
   'password',
   'links',
+  'totp',
 ]);
 const LINK_FIELDS = new Set(['provider', 'subject', 'verified']);
+const TOTP_FIELDS = new Set(['secret', 'algorithm', 'digits', 'period']);
 const STATES: readonly IdentityState[] = ['active', 'disabled'];
 
 type Json = Record<string, unknown>;
@@ -116,6 +121,30 @@ function readLinks(object: Json): ImportLine['links'] {
   });
 }
 
+function readTotp(object: Json): ImportLine['totp'] {
+  const totp = object.totp;
+  if (totp === undefined || totp === null) return null;
+  if (!isObject(totp)) throw validationError('totp must be an object');
+  unknownField(totp, TOTP_FIELDS, 'totp.');
+  if (typeof totp.secret !== 'string') throw validationError('totp.secret must be a string');
+  if (totp.algorithm != null && typeof totp.algorithm !== 'string') {
+    throw validationError('totp.algorithm must be a string');
+  }
+  for (const field of ['digits', 'period']) {
+    if (totp[field] != null && !Number.isSafeInteger(totp[field])) {
+      throw validationError(`totp.${field} must be an integer`);
+    }
+  }
+  const accepted = acceptTotp({
+    secret: totp.secret,
+    algorithm: totp.algorithm ?? undefined,
+    digits: (totp.digits as number | null) ?? undefined,
+    period: (totp.period as number | null) ?? undefined,
+  });
+  if ('refused' in accepted) throw validationError(`totp: ${accepted.refused}`);
+  return accepted;
+}
+
 /** Parses and validates one non-blank line; throws validation_error saying what is wrong. */
 export function parseImportLine(text: string, line: number, transfer: HashTransfer): ImportLine {
   let object: unknown;
@@ -154,6 +183,7 @@ export function parseImportLine(text: string, line: number, transfer: HashTransf
     created_at: createdAt === undefined ? null : parseInstant('created_at', createdAt),
     password: readPassword(object, transfer),
     links: readLinks(object),
+    totp: readTotp(object),
   };
 }
 

@@ -25,7 +25,9 @@ export interface SourceReport {
   usernames_derived: number;
   /** Links per provider, as the source names providers. */
   links: Record<string, number>;
-  /** Second factors the source holds, by kind: the import format carries none. */
+  /** Second factors carried, by kind (`totp`): the users sign in with them as before. */
+  factors_carried: Record<string, number>;
+  /** Second factors the source holds that Tessera cannot run, by kind (the notes say why). */
   factors_not_carried: Record<string, number>;
   /** Fields dropped because they break Tessera's rules (the first 100 of `note_count`). */
   notes: SourceNote[];
@@ -58,6 +60,7 @@ export function convertEntries(source: string, entries: SourceEntry[]): Converte
     skipped_count: 0,
     usernames_derived: 0,
     links: {},
+    factors_carried: {},
     factors_not_carried: {},
     notes: [],
     note_count: 0,
@@ -78,6 +81,7 @@ export function convertEntries(source: string, entries: SourceEntry[]): Converte
       for (const factor of entry.user.factors) {
         report.factors_not_carried[factor] = (report.factors_not_carried[factor] ?? 0) + 1;
       }
+      if (line.totp) report.factors_carried.totp = (report.factors_carried.totp ?? 0) + 1;
       users.push({ index, username: entry.user.username, line });
     }
   });

@@ -1,5 +1,8 @@
+import { encodeBase32 } from '../../../lib/base32.js';
 import { validationError } from '../../errors.js';
+import type { TotpParameters } from '../../second-factor/totp.js';
 import {
+  carryTotp,
   entry,
   expectArray,
   flag,
@@ -46,6 +49,9 @@ function keycloakUser(user: unknown): SourceUser | { skipped: string } {
   const password = credentials.find((credential) => credential.type === 'password');
   const name = [text(user, 'firstName'), text(user, 'lastName')].filter(Boolean).join(' ');
   const email = text(user, 'email');
+  const otp = credentials.filter((credential) => credential.type === 'otp');
+  // Tessera keeps one authenticator per identity: a second one stays behind.
+  const totp = otp.length > 0 ? carryTotp(otpParameters(otp[0]!)) : { factors: [], notes: [] };
   return {
     username: text(user, 'username') ?? null,
     line: {
@@ -69,10 +75,50 @@ function keycloakUser(user: unknown): SourceUser | { skipped: string } {
           return { provider, subject, verified: true };
         },
       ),
+      totp: totp.totp,
     },
-    factors: credentials.flatMap((credential) =>
-      credential.type === 'otp' ? ['totp'] : credential.type === 'webauthn' ? ['webauthn'] : [],
-    ),
+    factors: [
+      ...totp.factors,
+      ...otp.slice(1).map(() => 'totp'),
+      ...credentials.flatMap((credential) => (credential.type === 'webauthn' ? ['webauthn'] : [])),
+    ],
+    notes: [
+      ...(totp.notes ?? []),
+      ...(otp.length > 1 ? ['TOTP not carried: a second authenticator (Tessera keeps one)'] : []),
+    ],
+  };
+}
+
+/** Keycloak's names for the HMAC of its OTP policy. */
+const OTP_ALGORITHMS: Record<string, string> = {
+  HmacSHA1: 'SHA1',
+  HmacSHA256: 'SHA256',
+  HmacSHA512: 'SHA512',
+};
+
+/**
+ * An OTP credential (`secretData` {value}, `credentialData` {subType, digits, period,
+ * algorithm, secretEncoding}). Keycloak keeps the key as text and uses its UTF-8 bytes (the
+ * QR code it shows holds their base32); a secret imported into Keycloak as base32 says
+ * `secretEncoding: "BASE32"`.
+ */
+function otpParameters(credential: Record<string, unknown>): TotpParameters | { refused: string } {
+  const secret = jsonText(credential, 'secretData', 'OTP');
+  const data = jsonText(credential, 'credentialData', 'OTP');
+  const value = text(secret, 'value');
+  if (value === undefined) throw validationError("OTP credential's secretData needs a value");
+  const subType = text(data, 'subType') ?? 'totp';
+  if (subType !== 'totp') return { refused: `${subType} (counter-based) is not supported` };
+  const algorithm = text(data, 'algorithm') ?? 'HmacSHA1';
+  const number = (field: string) => (typeof data[field] === 'number' ? data[field] : undefined);
+  return {
+    secret:
+      text(data, 'secretEncoding')?.toUpperCase() === 'BASE32'
+        ? value
+        : encodeBase32(Buffer.from(value, 'utf8')),
+    algorithm: OTP_ALGORITHMS[algorithm] ?? algorithm,
+    digits: number('digits'),
+    period: number('period'),
   };
 }
 
@@ -92,8 +138,8 @@ const unpadded = (base64: string) => base64.replace(/=+$/, '');
  * bytes whatever the digest), argon2 as a PHC string.
  */
 function passwordHash(credential: Record<string, unknown>): string {
-  const secret = jsonText(credential, 'secretData');
-  const data = jsonText(credential, 'credentialData');
+  const secret = jsonText(credential, 'secretData', 'password');
+  const data = jsonText(credential, 'credentialData', 'password');
   const value = text(secret, 'value');
   const salt = text(secret, 'salt');
   const algorithm = text(data, 'algorithm');
@@ -125,7 +171,11 @@ function passwordHash(credential: Record<string, unknown>): string {
   );
 }
 
-function jsonText(object: Record<string, unknown>, field: string): Record<string, unknown> {
+function jsonText(
+  object: Record<string, unknown>,
+  field: string,
+  kind: string,
+): Record<string, unknown> {
   const raw = text(object, field);
   try {
     const parsed: unknown = raw === undefined ? undefined : JSON.parse(raw);
@@ -133,5 +183,5 @@ function jsonText(object: Record<string, unknown>, field: string): Record<string
   } catch {
     // refused below
   }
-  throw validationError(`password credential's ${field} must be JSON text of an object`);
+  throw validationError(`${kind} credential's ${field} must be JSON text of an object`);
 }

@@ -1,5 +1,7 @@
 import { validationError } from '../../errors.js';
+import type { TotpParameters } from '../../second-factor/totp.js';
 import {
+  carryTotp,
   entry,
   expectArray,
   isObject,
@@ -34,7 +36,6 @@ export const kratos: Source = {
 
 /** Second factors Kratos may list among credentials, by the name the summary gives them. */
 const FACTORS: Record<string, string> = {
-  totp: 'totp',
   lookup_secret: 'recovery_codes',
   webauthn: 'webauthn',
   passkey: 'passkey',
@@ -57,6 +58,9 @@ function kratosUser(identity: unknown): SourceUser {
   const password = isObject(credentials.password) ? credentials.password : undefined;
   const config = password && isObject(password.config) ? password.config : {};
   const hash = text(config, 'hashed_password');
+  const totp = isObject(credentials.totp)
+    ? carryTotp(totpParameters(credentials.totp))
+    : { factors: [], notes: [] };
   return {
     username: text(traits, 'username') ?? null,
     line: {
@@ -68,12 +72,46 @@ function kratosUser(identity: unknown): SourceUser {
       created_at: time(identity, 'created_at'),
       password_hash: hash,
       links: oidcLinks(credentials.oidc),
+      totp: totp.totp,
     },
-    factors: Object.keys(credentials).flatMap((kind) => (FACTORS[kind] ? [FACTORS[kind]] : [])),
-    notes:
-      password && hash === undefined
+    factors: [
+      ...totp.factors,
+      ...Object.keys(credentials).flatMap((kind) => (FACTORS[kind] ? [FACTORS[kind]] : [])),
+    ],
+    notes: [
+      ...(password && hash === undefined
         ? ['password not in the export (list identities with include_credential=password)']
-        : [],
+        : []),
+      ...(totp.notes ?? []),
+    ],
+  };
+}
+
+/** `credentials.totp.config.totp_url`: the `otpauth://totp/…` URI the user's app scanned. */
+function totpParameters(totp: Record<string, unknown>): TotpParameters | { refused: string } {
+  const config = isObject(totp.config) ? totp.config : {};
+  const raw = text(config, 'totp_url');
+  if (raw === undefined) {
+    return { refused: 'its secret is not in the export (list with include_credential=totp)' };
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw validationError('credentials.totp.config.totp_url must be an otpauth:// URL');
+  }
+  if (url.protocol !== 'otpauth:' || url.host !== 'totp') {
+    throw validationError('credentials.totp.config.totp_url must be an otpauth://totp/ URL');
+  }
+  const number = (name: string) => {
+    const value = url.searchParams.get(name);
+    return value === null ? undefined : Number(value);
+  };
+  return {
+    secret: url.searchParams.get('secret') ?? '',
+    algorithm: url.searchParams.get('algorithm') ?? undefined,
+    digits: number('digits'),
+    period: number('period'),
   };
 }
 

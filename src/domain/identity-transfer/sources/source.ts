@@ -1,4 +1,5 @@
 import { validationError } from '../../errors.js';
+import { acceptTotp, type TotpParameters } from '../../second-factor/totp.js';
 import { lineProblem } from '../transfer-line.js';
 
 /**
@@ -13,7 +14,7 @@ export interface SourceUser {
   username: string | null;
   /** The import line's other fields (transfer-line.ts), `username` aside. */
   line: ImportFields;
-  /** Second factors the source has for this user, by kind (`totp`): the import carries none. */
+  /** Second factors the source has for this user that are not carried, by kind (`webauthn`). */
   factors: string[];
   /** What of this user is not carried, and why, for the summary. */
   notes?: string[];
@@ -29,6 +30,7 @@ export interface ImportFields {
   created_at?: string;
   password_hash?: string;
   links?: Array<{ provider: string; subject: string; verified: boolean }>;
+  totp?: TotpParameters;
 }
 
 /**
@@ -81,6 +83,20 @@ export function entry(where: string, convert: () => SourceUser | { skipped: stri
   } catch (error) {
     return { where, problem: lineProblem(error) };
   }
+}
+
+/**
+ * A source's authenticator: carried in the line when Tessera's TOTP runs its parameters;
+ * otherwise a factor not carried, with why. Either way the user is imported.
+ */
+export function carryTotp(
+  totp: TotpParameters | { refused: string },
+): Pick<SourceUser, 'factors' | 'notes'> & { totp?: TotpParameters } {
+  const accepted = 'refused' in totp ? totp : acceptTotp(totp);
+  if ('refused' in accepted) {
+    return { factors: ['totp'], notes: [`TOTP not carried: ${accepted.refused}`] };
+  }
+  return { factors: [], notes: [], totp: { secret: accepted.secret } };
 }
 
 export function requireArgs(args: string[], min: number, max: number, usage: string): void {
