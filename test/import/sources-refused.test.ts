@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readForeignHash } from '../../src/adapters/password-hashes/formats.js';
 import { sourceInputs } from '../../src/adapters/source-exports/inputs.js';
+import { convertEntries } from '../../src/domain/identity-transfer/sources/convert.js';
 import { SOURCES } from '../../src/domain/identity-transfer/sources/index.js';
 import { settleUsernames } from '../../src/domain/identity-transfer/sources/usernames.js';
 import { cliSandbox, type CliSandbox, runCli } from '../helpers/cli.js';
@@ -233,3 +234,63 @@ describe('usernames derived from the email', () => {
 
 const betterAuthHash =
   '154b3f7b0a42995c7ef41b8097946e53:64c70c95875837141a18536f3b6096d8860178a5034556584edc1071453b8ddb1b9a209c0b33b6c7433f5b78422e780a821755dfe0920e421f8dc49de86d0f6d';
+
+describe('an authenticator Tessera cannot run is not carried: the user is, with a note', () => {
+  type Credential = { type: string; credentialData: string };
+  type Realm = { users: Array<{ username: string; credentials: Credential[] }> };
+  type Identity = { credentials: { totp?: { config: { totp_url?: string } } } };
+
+  it('Keycloak: HOTP, HmacSHA256, 8 digits, a second OTP credential', async () => {
+    const realm = JSON.parse(readFileSync(fixture('keycloak', 'demo-realm.json'), 'utf8')) as Realm;
+    const withOtp = realm.users.filter((user) => user.credentials.some((c) => c.type === 'otp'));
+    expect(withOtp).toHaveLength(2);
+    const otpOf = (index: number) => withOtp[index]!.credentials.find((c) => c.type === 'otp')!;
+    const original = JSON.parse(otpOf(0).credentialData) as object;
+    otpOf(0).credentialData = JSON.stringify({ ...original, algorithm: 'HmacSHA256' });
+    withOtp[1]!.credentials.push({ ...otpOf(1) });
+    const converted = convertEntries(
+      'keycloak',
+      await read('keycloak', [scratch('otp-realm.json', JSON.stringify(realm))]),
+    );
+    expect(converted.report.factors_carried).toEqual({ totp: 1 });
+    expect(converted.report.factors_not_carried).toEqual({ totp: 2 });
+    expect(converted.report.notes.map((note) => note.message)).toEqual([
+      'TOTP not carried: algorithm SHA256 is not supported (only SHA1)',
+      'TOTP not carried: a second authenticator (Tessera keeps one)',
+    ]);
+    for (const [change, reason] of [
+      [{ subType: 'hotp' }, 'hotp (counter-based) is not supported'],
+      [{ digits: 8 }, '8-digit codes are not supported (only 6)'],
+    ] as const) {
+      otpOf(0).credentialData = JSON.stringify({ ...original, ...change });
+      const again = convertEntries(
+        'keycloak',
+        await read('keycloak', [scratch('otp-realm.json', JSON.stringify(realm))]),
+      );
+      expect(again.report.notes[0]!.message).toBe(`TOTP not carried: ${reason}`);
+    }
+    expect(converted.lines.filter((line) => line.includes('"totp"'))).toHaveLength(1);
+  });
+
+  it('Kratos: a 60-second period, a short key, no totp_url in the export', async () => {
+    const identities = JSON.parse(
+      readFileSync(fixture('kratos', 'identities.json'), 'utf8'),
+    ) as Identity[];
+    const withTotp = identities.filter((identity) => identity.credentials.totp);
+    const config = (index: number) => withTotp[index]!.credentials.totp!.config;
+    config(0).totp_url = config(0).totp_url!.replace('period=30', 'period=60');
+    config(1).totp_url = config(1).totp_url!.replace(/secret=[A-Z2-7]+/, 'secret=JBSWY3DPEHPK3PXP');
+    delete config(2).totp_url;
+    const converted = convertEntries(
+      'kratos',
+      await read('kratos', [scratch('totp.json', JSON.stringify(identities))]),
+    );
+    expect(converted.report.factors_carried).toEqual({});
+    expect(converted.report.factors_not_carried).toEqual({ totp: 3 });
+    expect(converted.report.notes.map((note) => note.message)).toEqual([
+      'TOTP not carried: a 60-second period is not supported (only 30)',
+      'TOTP not carried: the secret is 80 bits (128 to 512 are supported)',
+      'TOTP not carried: its secret is not in the export (list with include_credential=totp)',
+    ]);
+  });
+});
