@@ -78,7 +78,13 @@ describeEachDatabase('identity import, batch by batch', (kind) => {
     // The re-run skips the first batch and writes the rest.
     const again = await run(store, users);
     expect(again).toEqual({
-      summary: { imported: 10, skipped: IMPORT_BATCH, failed: [], passwords: { bcrypt: 10 } },
+      summary: {
+        imported: 10,
+        skipped: IMPORT_BATCH,
+        failed: [],
+        passwords: { bcrypt: 10 },
+        second_factors: {},
+      },
     });
   });
 
@@ -99,6 +105,7 @@ describeEachDatabase('identity import, batch by batch', (kind) => {
         skipped: 0,
         failed: [{ line: 2, message: 'link "legacy"/"s-1" belongs to another identity' }],
         passwords: { bcrypt: 1 },
+        second_factors: {},
       },
     });
     expect(await store.findIdentityByUsername('user-3')).toBeUndefined();

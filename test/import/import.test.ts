@@ -96,6 +96,7 @@ describeEachDatabase('tessera identity import', (kind) => {
         plaintext: 2,
         none: 1,
       },
+      second_factors: {},
       elapsed_ms: expect.any(Number),
     });
     const bcrypt = (await t.deps.store.findIdentityByUsername('bcrypt-2y'))!;
