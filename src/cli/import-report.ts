@@ -99,7 +99,7 @@ function printSourceReport(report: SourceReport): void {
   console.log(`links: ${links || 'none'}`);
   const carried = counts(report.factors_carried);
   const factors = counts(report.factors_not_carried);
-  if (carried) console.log(`second factors: ${carried}`);
+  if (carried) console.log(`factors carried: ${carried}`);
   if (factors) {
     console.log(`factors not carried: ${factors} (these users enrol again; the notes say why)`);
   }
