@@ -204,7 +204,7 @@ async function writeBatch(
         const writing = found.fresh.map((line) => byLine.get(line)!);
         await tx.insertIdentities(writing.map((entry) => entry.identity));
         await tx.insertLinks(writing.flatMap((entry) => entry.links));
-        for (const entry of writing) if (entry.totp) await tx.insertTotpFactor(entry.totp);
+        await tx.insertTotpFactors(writing.flatMap((entry) => (entry.totp ? [entry.totp] : [])));
         const now = deps.clock.now();
         await tx.insertAuditRecords(
           writing.map((entry) =>

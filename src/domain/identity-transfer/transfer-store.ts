@@ -1,5 +1,6 @@
 import type { IdentityRecord, IdentityState } from '../identities/identity.js';
 import type { LinkKey, LinkRecord } from '../links/link.js';
+import type { TotpFactorRecord } from '../second-factor/second-factor-store.js';
 
 export interface ExportPageQuery {
   /** The page starts after this id; null for the first page. */
@@ -30,6 +31,8 @@ export interface TransferStore {
   /** Multi-row inserts; a taken username, email, id or link throws UniqueViolation. */
   insertIdentities(records: IdentityRecord[]): Promise<void>;
   insertLinks(records: LinkRecord[]): Promise<void>;
+  /** Authenticators carried by an import, sealed and confirmed. */
+  insertTotpFactors(records: TotpFactorRecord[]): Promise<void>;
   /** Identities ordered by id, password hashes included. */
   exportPage(query: ExportPageQuery): Promise<IdentityRecord[]>;
   /** The links of these identities, oldest first within each. */

@@ -81,6 +81,11 @@ export function transferQueries(db: Kysely<Database>): TransferStore {
     async insertLinks(records) {
       for (const part of chunks(records)) await db.insertInto('links').values(part).execute();
     },
+    async insertTotpFactors(records) {
+      for (const part of chunks(records)) {
+        await db.insertInto('totp_factors').values(part).execute();
+      }
+    },
     exportPage({ afterId, state, limit }) {
       let query = db.selectFrom('identities').selectAll();
       if (afterId !== null) query = query.where('id', '>', afterId);
