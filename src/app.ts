@@ -5,6 +5,7 @@ import { createArgon2Hasher } from './adapters/argon2-hasher.js';
 import { createOtplibTotp } from './adapters/otplib-totp.js';
 import { simpleWebAuthn } from './adapters/webauthn.js';
 import { upstreamProviders } from './adapters/providers/index.js';
+import { ProviderSignInCounters } from './http/provider-metrics.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
@@ -105,6 +106,7 @@ export async function buildServices(
       notices: config.mailNotices,
       webhooks,
       providers: upstreamProviders(config.providers),
+      providerSignIns: new ProviderSignInCounters(),
     };
     return {
       deps,

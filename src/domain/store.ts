@@ -14,6 +14,7 @@ import type { ServiceTokenStore } from './service-tokens/service-token-store.js'
 import type { SessionStore } from './sessions/session-store.js';
 import type { LegacyTokenStore } from './tokens/legacy-token-store.js';
 import type { WebhookStore } from './webhooks/webhook.js';
+import type { ProviderAuthorizationStore } from './providers/authorization.js';
 
 /**
  * Everything the domain persists: one interface composed of the modules' own.
@@ -36,7 +37,8 @@ export interface Store
     OutboxStore,
     AdminStore,
     MailCodeStore,
-    WebhookStore {
+    WebhookStore,
+    ProviderAuthorizationStore {
   /**
    * Runs `work` in one database transaction: everything it writes commits, or none of it.
    * Inside a transaction, calling this again joins the open one.

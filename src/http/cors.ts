@@ -14,6 +14,7 @@ import { accountPasskeyRoutes } from './routes/account-passkeys.js';
 import { loginFlowRoutes } from './routes/login-flows.js';
 import { accountTwoFactorRoutes } from './routes/account-two-factor.js';
 import { secondFactorFlowRoutes } from './routes/second-factor-flows.js';
+import { providerRoutes } from './routes/providers.js';
 
 /** docs/browser-sign-in.md: the browser endpoints by zone, as route URLs; a flow takes every method's. */
 const ZONE_ROUTES = {
@@ -26,6 +27,7 @@ const ZONE_ROUTES = {
     '/v1/verification',
     '/v1/verification/:id',
     '/v1/verification/:id/resend',
+    '/v1/flows/:id/provider',
   ],
   /** The account JSON API (docs/account.md); the page itself is not read cross-origin. */
   account: [
@@ -170,4 +172,5 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
   verificationRoutes(app, deps);
   accountPasskeyRoutes(app, deps);
   await adminRoutes(app, deps);
+  providerRoutes(app, deps);
 }

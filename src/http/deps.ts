@@ -15,6 +15,7 @@ import type { NoticeSettings } from '../domain/notices/notices.js';
 import type { WebhookEmitter } from '../domain/webhooks/webhook-emitter.js';
 import type { WebhookTransport } from '../domain/webhooks/webhook-transport.js';
 import type { UpstreamProviders } from '../domain/providers/upstream.js';
+import type { ProviderSignInCounters } from './provider-metrics.js';
 
 /** Everything the HTTP adapter needs, built once by the composition root. */
 export interface AppDeps {
@@ -47,4 +48,6 @@ export interface AppDeps {
   webhooks: { emitter: WebhookEmitter; transport: WebhookTransport };
   /** The upstream providers of SERVICE_PROVIDERS_FILE (docs/providers.md), by id. */
   providers: UpstreamProviders;
+  /** Provider callbacks by provider and outcome, for /metrics. */
+  providerSignIns: ProviderSignInCounters;
 }

@@ -97,6 +97,7 @@ export function gitHubProvider(settings: ProviderSettings): UpstreamProvider {
     id: settings.id,
     type: settings.type,
     label: settings.label,
+    trustEmail: settings.trustEmail,
     responseMode: 'query',
 
     async authorizationUrl(request: AuthorizationRequest): Promise<string> {

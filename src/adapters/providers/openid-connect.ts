@@ -78,6 +78,7 @@ export function openIdConnectProvider(settings: ProviderSettings): UpstreamProvi
     id: settings.id,
     type: settings.type,
     label: settings.label,
+    trustEmail: settings.trustEmail,
     responseMode: formPost ? 'form_post' : 'query',
 
     async authorizationUrl(request: AuthorizationRequest): Promise<string> {

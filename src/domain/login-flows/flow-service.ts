@@ -134,7 +134,11 @@ export interface FlowSubmission {
 export type FlowPage = Pick<SignInContext, 'origins' | 'host'>;
 
 /** The flow, open, and the CSRF token its page was given; else `invalid_token`. */
-async function requireOpenFlow(deps: FlowDeps, flowId: string, csrf: unknown): Promise<FlowRecord> {
+export async function requireOpenFlow(
+  deps: FlowDeps,
+  flowId: string,
+  csrf: unknown,
+): Promise<FlowRecord> {
   const flow = await findFlow(deps, flowId);
   if (!isFlowOpen(flow, deps.clock.now())) throw new DomainError('invalid_token');
   if (typeof csrf !== 'string' || !secretsEqual(flow.csrf_token, csrf)) {

@@ -64,6 +64,8 @@ export interface UpstreamProvider {
   readonly id: string;
   readonly type: string;
   readonly label: string;
+  /** The entry's `trust_email`: whether this provider's "verified" is taken for an address. */
+  readonly trustEmail: boolean;
   /**
    * How the browser comes back: `query` (a GET) or `form_post` (Apple: a cross-site POST,
    * so the browser's binding cookie must be SameSite=None).

@@ -1,5 +1,6 @@
 import type { FlowRecord } from '../../domain/login-flows/flow.js';
 import type { AppDeps } from '../deps.js';
+import { providerButtons } from '../provider-pages/render.js';
 
 /**
  * What the login page offers beside the password form and the passkey button: other ways
@@ -14,6 +15,7 @@ export interface LoginOffers {
 
 export const NO_OFFERS: LoginOffers = { alternatives: [], links: [] };
 
-export function loginOffers(_deps: AppDeps, _flow: FlowRecord): LoginOffers {
-  return NO_OFFERS;
+export function loginOffers(deps: AppDeps, flow: FlowRecord): LoginOffers {
+  const providers = providerButtons(flow, deps.providers.values());
+  return providers ? { alternatives: [providers], links: [] } : NO_OFFERS;
 }

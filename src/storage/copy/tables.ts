@@ -26,6 +26,7 @@ export const COPY_ORDER = [
   'operators',
   'mail_codes',
   'webhooks',
+  'provider_authorizations',
 ] as const satisfies readonly (keyof Database)[];
 
 export type CopiedTable = (typeof COPY_ORDER)[number];
