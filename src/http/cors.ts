@@ -15,6 +15,7 @@ import { loginFlowRoutes } from './routes/login-flows.js';
 import { accountTwoFactorRoutes } from './routes/account-two-factor.js';
 import { secondFactorFlowRoutes } from './routes/second-factor-flows.js';
 import { providerRoutes } from './routes/providers.js';
+import { accountConnectionRoutes } from './routes/account-connections.js';
 
 /** docs/browser-sign-in.md: the browser endpoints by zone, as route URLs; a flow takes every method's. */
 const ZONE_ROUTES = {
@@ -38,6 +39,9 @@ const ZONE_ROUTES = {
     '/v1/account/sessions/:id/revoke',
     '/v1/account/sessions/revoke-others',
     '/v1/account/email',
+    '/v1/account/connections',
+    '/v1/account/connections/:provider/connect',
+    '/v1/account/connections/:provider/disconnect',
   ],
   /**
    * The passkey and two-factor JSON routes (docs/passkeys.md, docs/two-factor.md), in the
@@ -173,4 +177,5 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
   accountPasskeyRoutes(app, deps);
   await adminRoutes(app, deps);
   providerRoutes(app, deps);
+  accountConnectionRoutes(app, deps);
 }

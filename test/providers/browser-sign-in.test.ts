@@ -1,3 +1,4 @@
+import { registerIdentity } from '../../src/domain/identities/identity-service.js';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
@@ -48,6 +49,7 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
     upstream = await startOidcApp('sqlite');
     aliceUpstreamId = (await addUser(upstream, 'alice')).id;
     await addUser(upstream, 'bob');
+    await addUser(upstream, 'carol');
     const frontPort = await freePort();
     const { client, client_secret } = await addClient(upstream, {
       name: 'Downstream',
@@ -167,6 +169,50 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
     const session = await (await fresh.request.get(`${front.origin}/v1/whoami`)).json();
     expect(session).toMatchObject({ authenticated_via: 'provider', aal: 'aal2' });
     await fresh.close();
+  }, 90_000);
+
+  it('connects the provider from the account page and disconnects it; the last way in stays', async () => {
+    const carol = await registerIdentity(front.deps, ACTOR, {
+      username: 'carol',
+      password: PASSWORD,
+      display_name: 'Carol Down',
+    });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${front.origin}/v1/account/connections`);
+    await upstreamPasswordStep(page, 'carol');
+    await page.waitForSelector('h1:text("Connected accounts")');
+    if (back !== front) {
+      await page.route(/\/v1\/providers\/corp\/callback/, (route) => {
+        const url = new URL(route.request().url());
+        url.port = String(back.port);
+        return route.continue({ url: url.href });
+      });
+    }
+    await page.getByRole('button', { name: 'Connect Corp SSO' }).click();
+    await page.waitForURL((url) => url.host === new URL(upstream.origin).host);
+    await upstreamPasswordStep(page, 'carol');
+    await page.waitForSelector('button:text("Disconnect Corp SSO")');
+    const links = await front.deps.store.listLinks(carol.id);
+    expect(links).toMatchObject([{ provider: 'corp', identity_id: carol.id }]);
+    expect(links[0]!.verified_at).not.toBeNull();
+
+    await page.getByRole('button', { name: 'Disconnect Corp SSO' }).click();
+    await page.waitForSelector('button:text("Connect Corp SSO")');
+    expect(await front.deps.store.listLinks(carol.id)).toEqual([]);
+    await context.close();
+
+    // Alice signed up through the provider: it is her only way in, so it stays.
+    const alice = await browser.newContext();
+    const own = await alice.newPage();
+    await signInThroughUpstream(own, 'alice');
+    await own.waitForSelector('h1:text("Signed in")');
+    await own.goto(`${front.origin}/v1/account/connections`);
+    await own.getByRole('button', { name: 'Disconnect Corp SSO' }).click();
+    await own.waitForSelector('text=This is your only way to sign in');
+    const aliceId = (await front.deps.store.findIdentityByUsername('alice'))!.id;
+    expect(await front.deps.store.listLinks(aliceId)).toHaveLength(1);
+    await alice.close();
   }, 90_000);
 }
 

@@ -7,7 +7,11 @@ import {
   recordSignIn,
   signInAttempt,
 } from '../../domain/login-flows/sign-in-audit.js';
-import { callbackPath, takeAuthorization } from '../../domain/providers/authorize.js';
+import {
+  type TakenAuthorization,
+  callbackPath,
+  takeAuthorization,
+} from '../../domain/providers/authorize.js';
 import {
   finishProviderSignIn,
   startProviderSignIn,
@@ -16,6 +20,7 @@ import { UpstreamFailure } from '../../domain/providers/upstream.js';
 import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.js';
 import { DomainError } from '../../domain/errors.js';
 import { addressOf } from '../client-address.js';
+import { answerConnectionCallback } from './account-connections.js';
 import { setSessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
 import { browserDevice } from '../device.js';
@@ -173,7 +178,7 @@ export function providerRoutes(app: FastifyInstance, deps: AppDeps): void {
     if (!provider) throw new DomainError('not_found');
     const address = await addressOf(deps, request);
     const count = (outcome: string) => deps.providerSignIns.record(provider.id, outcome);
-    let taken;
+    let taken: TakenAuthorization;
     try {
       taken = await takeAuthorization(flowDeps, {
         providerId: provider.id,
@@ -190,6 +195,9 @@ export function providerRoutes(app: FastifyInstance, deps: AppDeps): void {
         details: { flow_id: null, provider: provider.id, sign_in_method: 'provider', address },
       });
       return sendProviderFailurePage(request, reply, error, { label: provider.label, now });
+    }
+    if (taken.record.purpose === 'connect') {
+      return answerConnectionCallback(deps, request, reply, taken, params);
     }
     const flowId = taken.record.flow_id ?? '';
     const attempt = signInAttempt(flowId, address, { provider: provider.id }, 'provider');

@@ -1024,6 +1024,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in user's connected accounts (or the page)
+         * @description JSON: each configured provider with the accounts of it this identity holds (verified links), and the account CSRF token in the X-CSRF-Token header. A browser asking for HTML gets the hosted page; without a session, a 303 to the hosted login.
+         */
+        get: operations["listOwnConnections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/connections/{provider}/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Connect an account at a provider
+         * @description Starts the provider's sign-in to connect its account to the signed-in identity: JSON answers { redirect_to }, a form post a page that goes there. The provider's callback adds the verified link (409-free: an account another identity holds is refused there). A credential change: CSRF token, recent sign-in, strongest factor.
+         */
+        post: operations["connectProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/connections/{provider}/disconnect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disconnect an account at a provider
+         * @description Removes the identity's link to that account, audited (provider_disconnect). Refused (422) when it is the identity's last way to sign in. A credential change: CSRF token, recent sign-in, strongest factor.
+         */
+        post: operations["disconnectProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -6809,6 +6869,313 @@ export interface operations {
             };
             /** @description Too many attempts: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    listOwnConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connections (JSON), or the page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        provider: string;
+                        label: string;
+                        accounts: {
+                            subject: string;
+                            linked_at: string;
+                        }[];
+                    }[];
+                    "text/html": string;
+                };
+            };
+            /** @description No session (browser): to the hosted login, returning here */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    connectProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The account CSRF token (or the X-CSRF-Token header) */
+                    csrf_token?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description The account CSRF token (or the X-CSRF-Token header) */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description JSON: the provider's URL; a form post: a page that goes there */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        redirect_to: string;
+                    };
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    disconnectProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The account's subject at the provider */
+                    subject: string;
+                    /** @description The account CSRF token (or the X-CSRF-Token header) */
+                    csrf_token?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description The account's subject at the provider */
+                    subject: string;
+                    /** @description The account CSRF token (or the X-CSRF-Token header) */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Disconnected */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disconnected (form post): back to the page */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
