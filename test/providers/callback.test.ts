@@ -1,7 +1,13 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerIdentity } from '../../src/domain/identities/identity-service.js';
-import { describeEachDatabase, type DatabaseKind } from '../helpers/databases.js';
+import {
+  createTestDatabase,
+  describeEachDatabase,
+  describeOnPostgres,
+  type DatabaseKind,
+  type TestDatabase,
+} from '../helpers/databases.js';
 import { startDownstream, type Downstream } from './helpers.js';
 import {
   startFakeGitHub,
@@ -368,5 +374,53 @@ describe('provider callbacks with registration closed', () => {
     );
     expect(ok.statusCode, ok.body).toBe(200);
     expect(ok.body).toContain('known');
+  });
+});
+
+describeOnPostgres('provider callbacks racing on two instances', () => {
+  let issuer: FakeIssuer;
+  let db: TestDatabase;
+  let one: Downstream;
+  let two: Downstream;
+  beforeAll(async () => {
+    issuer = await startFakeIssuer();
+    db = await createTestDatabase('postgres');
+    const providers = [
+      {
+        id: 'corp',
+        type: 'oidc',
+        issuer: issuer.issuer,
+        client_id: issuer.clientId,
+        client_secret_env: 'CORP_SECRET',
+      },
+    ];
+    const env = { CORP_SECRET: issuer.secret, SERVICE_REGISTRATION: 'open' };
+    one = await startDownstream('postgres', providers, env, { db });
+    two = await startDownstream('postgres', providers, env, { db });
+    issuer.profiles.set('racer', { preferred_username: 'racer' });
+  });
+  afterAll(async () => {
+    await two?.close();
+    await one?.close();
+    await db?.drop();
+    await issuer?.close();
+  });
+
+  it('of copies of one callback sent to both instances at once, exactly one signs in', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const started = await start(one, 'corp');
+      const code = issuer.authorize(started.url, 'racer');
+      const params = { code, state: started.state };
+      const answers = await Promise.all([
+        callback(one, 'corp', params, started.browser),
+        callback(two, 'corp', params, started.browser),
+        callback(one, 'corp', params, started.browser),
+        callback(two, 'corp', params, started.browser),
+      ]);
+      expect(answers.map((res) => res.statusCode).sort()).toEqual([200, 401, 401, 401]);
+      expect(answers.filter((res) => sessionOf(res) !== undefined)).toHaveLength(1);
+    }
+    const link = await one.deps.store.findLink('corp', 'racer');
+    expect((await one.deps.store.listLinks(link!.identity_id)).length).toBe(1);
   });
 });
