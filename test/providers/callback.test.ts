@@ -424,3 +424,63 @@ describeOnPostgres('provider callbacks racing on two instances', () => {
     expect((await one.deps.store.listLinks(link!.identity_id)).length).toBe(1);
   });
 });
+
+describe("provider sign-in from an operator's login UI", () => {
+  const UI = 'https://login.example.com/ui';
+  let issuer: FakeIssuer;
+  let t: Downstream;
+  beforeAll(async () => {
+    issuer = await startFakeIssuer();
+    t = await startDownstream(
+      'sqlite',
+      [
+        {
+          id: 'corp',
+          type: 'oidc',
+          issuer: issuer.issuer,
+          client_id: issuer.clientId,
+          client_secret_env: 'CORP_SECRET',
+        },
+      ],
+      { CORP_SECRET: issuer.secret, SERVICE_LOGIN_UI_URL: UI, SERVICE_REGISTRATION: 'open' },
+    );
+  });
+  afterAll(async () => {
+    await t?.close();
+    await issuer?.close();
+  });
+
+  it('answers the URL to the UI (CORS), and sends the browser back to the UI when the flow did not complete', async () => {
+    const flow = (
+      await t.inject({ method: 'GET', url: '/v1/login', headers: { accept: 'application/json' } })
+    ).json() as {
+      id: string;
+      csrf_token: string;
+    };
+    const res = await t.inject({
+      method: 'POST',
+      url: `/v1/flows/${flow.id}/provider`,
+      headers: { origin: 'https://login.example.com' },
+      payload: { csrf_token: flow.csrf_token, provider: 'corp' },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBe('https://login.example.com');
+    const url = (res.json() as { redirect_to: string }).redirect_to;
+    expect(url.startsWith(`${issuer.issuer}/authorize?`)).toBe(true);
+    const browser = res.cookies.find((c) => c.name === 'service_provider_browser')!.value;
+    const state = new URL(url).searchParams.get('state')!;
+    const back = await callback(t, 'corp', { error: 'access_denied', state }, browser);
+    expect(back.statusCode).toBe(303);
+    expect(back.headers.location).toBe(`${UI}?flow=${flow.id}`);
+    expect(await flowErrors(t, flow.id)).toEqual(['provider_error']);
+
+    // A page elsewhere cannot start it.
+    const foreign = await t.inject({
+      method: 'POST',
+      url: `/v1/flows/${flow.id}/provider`,
+      headers: { origin: 'https://evil.example' },
+      payload: { csrf_token: flow.csrf_token, provider: 'corp' },
+    });
+    expect(foreign.statusCode).toBe(403);
+  });
+});
