@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerIdentity } from '../../src/domain/identities/identity-service.js';
@@ -482,5 +483,73 @@ describe("provider sign-in from an operator's login UI", () => {
       payload: { csrf_token: flow.csrf_token, provider: 'corp' },
     });
     expect(foreign.statusCode).toBe(403);
+  });
+});
+
+describeOnPostgres('disconnections racing on two instances', () => {
+  let db: TestDatabase;
+  let one: Downstream;
+  let two: Downstream;
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres');
+    const providers = [
+      {
+        id: 'corp',
+        type: 'oidc',
+        issuer: 'https://sso.example.com',
+        client_id: 'c',
+        client_secret_env: 'S',
+      },
+    ];
+    one = await startDownstream('postgres', providers, { S: 's' }, { db });
+    two = await startDownstream('postgres', providers, { S: 's' }, { db });
+  });
+  afterAll(async () => {
+    await two?.close();
+    await one?.close();
+    await db?.drop();
+  });
+
+  it('of two disconnections of an identity’s last two ways in, exactly one passes', async () => {
+    const { connectionDeps } = await import('../../src/http/routes/account-connections.js');
+    const { disconnect } = await import('../../src/domain/providers/connections.js');
+    for (let round = 0; round < 4; round += 1) {
+      const now = one.clock.now();
+      // Signed up through the provider: no password, no passkey.
+      const identity = {
+        id: randomUUID(),
+        username: `racer-${round}`,
+        display_name: 'Racer',
+        avatar_url: null,
+        email: null,
+        email_verified_at: null,
+        state: 'active' as const,
+        password_hash: null,
+        created_at: now,
+        updated_at: now,
+      };
+      await one.deps.store.insertIdentity(identity);
+      for (const subject of ['a', 'b']) {
+        await one.deps.store.insertLink({
+          provider: 'corp',
+          subject: `${round}-${subject}`,
+          identity_id: identity.id,
+          verified_at: now,
+          linked_at: now,
+        });
+      }
+      const results = await Promise.allSettled([
+        disconnect(connectionDeps(one.deps), ACTOR, identity.id, {
+          providerId: 'corp',
+          subject: `${round}-a`,
+        }),
+        disconnect(connectionDeps(two.deps), ACTOR, identity.id, {
+          providerId: 'corp',
+          subject: `${round}-b`,
+        }),
+      ]);
+      expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+      expect(await one.deps.store.listLinks(identity.id)).toHaveLength(1);
+    }
   });
 });

@@ -37,4 +37,10 @@ export interface ProviderAuthorizationStore {
     now: number,
   ): Promise<ProviderAuthorizationRecord | undefined>;
   deleteExpiredProviderAuthorizations(now: number): Promise<number>;
+  /**
+   * Holds the identity's row until the transaction ends (an UPDATE that changes nothing):
+   * of racing disconnections of one identity's providers, each counts the ways left only
+   * after the one before it committed. False when there is no such identity.
+   */
+  holdIdentityRow(identityId: string): Promise<boolean>;
 }

@@ -22,6 +22,7 @@ export interface ConnectionDeps extends AuthorizeDeps {
       | 'deleteLink'
       | 'findIdentityById'
       | 'listPasskeys'
+      | 'holdIdentityRow'
       | 'transaction'
     >;
   clock: Clock;
@@ -130,6 +131,8 @@ export async function disconnect(
 ): Promise<void> {
   const provider = providerById(deps, input.providerId);
   await deps.store.transaction(async (tx) => {
+    // Racing disconnections of two last ways in must not both pass the count below.
+    if (!(await tx.holdIdentityRow(identityId))) throw notFound();
     const [identity, links, passkeys] = await Promise.all([
       tx.findIdentityById(identityId),
       tx.listLinks(identityId),

@@ -50,7 +50,7 @@ const ConnectionSchema = Type.Object({
   accounts: Type.Array(Type.Object({ subject: Type.String(), linked_at: Type.String() })),
 });
 
-function connectionDeps(deps: AppDeps): ConnectionDeps {
+export function connectionDeps(deps: AppDeps): ConnectionDeps {
   return {
     ...deps,
     flowTtlMs: deps.config.flowTtlMs,

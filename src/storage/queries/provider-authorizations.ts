@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { ProviderAuthorizationStore } from '../../domain/providers/authorization.js';
 import type { Database } from '../schema.js';
 
@@ -15,6 +15,14 @@ export function providerAuthorizationQueries(db: Kysely<Database>): ProviderAuth
         .where('expires_at', '>', now)
         .returningAll()
         .executeTakeFirst();
+    },
+    async holdIdentityRow(identityId) {
+      const result = await db
+        .updateTable('identities')
+        .set({ updated_at: sql<number>`updated_at` })
+        .where('id', '=', identityId)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     },
     async deleteExpiredProviderAuthorizations(now) {
       const result = await db
