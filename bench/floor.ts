@@ -4,6 +4,9 @@
  *
  * - `GET /v1/whoami` parses the `service_session` cookie, SHA-256-hashes it, does one
  *   prepared unique-key lookup and answers a JSON object of the same byte size as whoami's.
+ * - `POST /v1/sessions/verify` does what verify must: the bearer service token hashed and
+ *   looked up (unique key, not revoked, the `introspect` grant), the JSON body parsed, its
+ *   token hashed and looked up as whoami's cookie, and the same JSON answer.
  * - The login floor: `GET /v1/login` inserts a flow row (id and CSRF token) and answers
  *   them; `POST /v1/flows/{id}/password` reads the flow and checks its CSRF token, reads the
  *   identity by username, verifies the password with argon2id (the service's parameters
@@ -70,7 +73,14 @@ const FLOW_COMPLETE = "UPDATE flows SET state = 'completed' WHERE id = ";
 const SESSION_INSERT = `INSERT INTO sessions (id, token_hash, identity_id, authenticated_via, aal,
   issued_at, expires_at, token_format) VALUES `;
 
+interface ServiceRow {
+  grants: string;
+  revoked_at: number | null;
+}
+const SERVICE_FIND = 'SELECT grants, revoked_at FROM service_tokens WHERE token_hash = ';
+
 let lookup: (tokenHash: string) => Promise<SessionRow | undefined> | SessionRow | undefined;
+let findService: (tokenHash: string) => Answer<ServiceRow | undefined>;
 let login: LoginQueries;
 let close: () => Promise<void> | void;
 if (/^postgres(ql)?:\/\//.test(url)) {
@@ -84,6 +94,7 @@ if (/^postgres(ql)?:\/\//.test(url)) {
     (await pool.query<SessionRow>({ name: 'floor_session', text, values: [tokenHash] })).rows[0];
   const one = async <T extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) =>
     (await pool.query<T>({ name, text, values })).rows[0];
+  findService = (tokenHash) => one<ServiceRow>('floor_service', `${SERVICE_FIND}$1`, [tokenHash]);
   login = {
     insertFlow: (id, csrf, now, expiresAt) =>
       one(
@@ -121,6 +132,8 @@ if (/^postgres(ql)?:\/\//.test(url)) {
   db.pragma('busy_timeout = 5000');
   const statement = db.prepare<[string], SessionRow>(`${SQL}?`);
   lookup = (tokenHash) => statement.get(tokenHash);
+  const serviceStatement = db.prepare<[string], ServiceRow>(`${SERVICE_FIND}?`);
+  findService = (tokenHash) => serviceStatement.get(tokenHash);
   const insertFlow = db.prepare(
     `${FLOW_INSERT}(?, ?, NULL, 'created', 0, NULL, NULL, ?, ?, 'crc32')`,
   );
@@ -186,6 +199,29 @@ app.get('/v1/whoami', async (request, reply) => {
   }
   return body(row, pad);
 });
+
+app.post<{ Body: { token?: unknown } | undefined }>(
+  '/v1/sessions/verify',
+  async (request, reply) => {
+    const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
+    const service = bearer ? await findService(hash('sha256', bearer, 'base64url')) : undefined;
+    if (!service || service.revoked_at !== null) {
+      return reply.code(401).send({ error: 'invalid_service_token' });
+    }
+    if (!service.grants.split(' ').includes('introspect')) {
+      return reply.code(403).send({ error: 'forbidden' });
+    }
+    const token = request.body?.token;
+    if (typeof token !== 'string' || !token.startsWith(PREFIX)) {
+      return reply.code(401).send({ error: 'invalid_token' });
+    }
+    const row = await lookup(hash('sha256', token, 'base64url'));
+    if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) {
+      return reply.code(401).send({ error: 'invalid_token' });
+    }
+    return body(row, pad);
+  },
+);
 
 const { config, options: argon2Options } = benchArgon2();
 const passwordHash = await argon2Hash(BENCH_PASSWORD, argon2Options);

@@ -15,6 +15,7 @@ import {
   postgresReachable,
   smallDatabase,
 } from './lib/databases.js';
+import { type CourierResult, measureCourier } from './lib/courier.js';
 import { type BenchOptions, USAGE, parseOptions } from './lib/options.js';
 import { ROOT, run } from './lib/processes.js';
 import { summarizeProfile } from './lib/profile.js';
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
   const workDir = mkdtempSync(join(tmpdir(), 'tessera-bench-'));
   const results: ScenarioResult[] = [];
   const large: LargeComparison[] = [];
+  const courier: CourierResult[] = [];
   try {
     for (const kind of options.dbs) {
       if (kind === 'postgres') {
@@ -114,6 +116,10 @@ async function main(): Promise<void> {
             }
           }
         }
+        if (options.courier) {
+          log(`${kind}: the courier's sending rate`);
+          courier.push(await measureCourier(small));
+        }
       } finally {
         await small.drop();
       }
@@ -154,6 +160,7 @@ async function main(): Promise<void> {
     },
     results,
     large,
+    courier,
     notes,
   };
   mkdirSync(RESULTS, { recursive: true });

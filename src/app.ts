@@ -107,6 +107,7 @@ export async function buildServices(
       webhooks,
       providers: upstreamProviders(config.providers),
       providerSignIns: new ProviderSignInCounters(),
+      signInEmailCode: config.signInEmailCode,
     };
     return {
       deps,

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import autocannon, { type RequestStep, type Result } from 'autocannon';
 
-export type ScenarioName = 'whoami' | 'verify' | 'identity' | 'login' | 'link';
+export type ScenarioName = 'whoami' | 'verify' | 'identity' | 'login' | 'link' | 'signup';
 
 export interface LoadData {
   /** Raw session tokens that are valid in the database under test. */
@@ -197,7 +197,57 @@ function plan(scenario: ScenarioName, data: LoadData): Plan & { measured: () => 
         ],
       };
     }
+    case 'signup': {
+      // A new identity per operation: a registration flow, then the password sign-up
+      // (the policy, one argon2 hash, the identity, its audit row and its session).
+      const username = freshUsernames();
+      return {
+        expected: 201,
+        measured,
+        requests: [
+          {
+            method: 'GET',
+            path: '/v1/registration',
+            headers: { accept: 'application/json' },
+            onResponse: (status, body, context) => {
+              lastStepMeasured = false;
+              if (status === 200) context.flow = JSON.parse(body) as unknown;
+            },
+          },
+          {
+            method: 'POST',
+            setupRequest: (request, context) => {
+              const flow = context.flow as { id: string; csrf_token: string } | undefined;
+              if (!flow) return null;
+              return {
+                ...request,
+                path: `/v1/registration/${flow.id}/password`,
+                headers: { 'content-type': 'application/json', accept: 'application/json' },
+                body: JSON.stringify({
+                  username: username(),
+                  password: SIGNUP_PASSWORD,
+                  csrf_token: flow.csrf_token,
+                }),
+              };
+            },
+            onResponse: () => {
+              lastStepMeasured = true;
+            },
+          },
+        ],
+      };
+    }
   }
+}
+
+/** A password the sign-up policy accepts; no bench username is part of it. */
+export const SIGNUP_PASSWORD = 'violet kettle drums sideways 42';
+
+/** Usernames no other round or process of the run signs up with. */
+function freshUsernames(): () => string {
+  const prefix = `b${process.pid.toString(36)}${Date.now().toString(36)}`;
+  let next = 0;
+  return () => `${prefix}${(next++).toString(36)}`;
 }
 
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {

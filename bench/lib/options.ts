@@ -3,7 +3,14 @@ import type { ScenarioName } from './load.js';
 
 export type DbKind = 'sqlite' | 'postgres';
 
-export const ALL_SCENARIOS: ScenarioName[] = ['whoami', 'verify', 'identity', 'login', 'link'];
+export const ALL_SCENARIOS: ScenarioName[] = [
+  'whoami',
+  'verify',
+  'identity',
+  'login',
+  'link',
+  'signup',
+];
 
 export interface BenchOptions {
   durationSec: number;
@@ -13,6 +20,8 @@ export interface BenchOptions {
   connections: number;
   loginConnections: number;
   only: ScenarioName[];
+  /** The courier's sending rate (bench/lib/courier.ts): with every scenario, or `--only courier`. */
+  courier: boolean;
   dbs: DbKind[];
   large: boolean;
   profile: boolean;
@@ -29,7 +38,7 @@ export const USAGE = `npm run bench -- [options]
   --rounds <n>            A/B pairs per scenario: service, floor, service, floor... (default 3)
   --connections <n>       autocannon connections for the session scenarios (default 50)
   --login-connections <n> connections for password login (default 8)
-  --only <a,b>            scenarios among ${ALL_SCENARIOS.join(', ')} (default all)
+  --only <a,b>            scenarios among ${ALL_SCENARIOS.join(', ')}, courier (default all)
   --db <sqlite|postgres|both>  (default both; postgres is skipped when unreachable)
   --large                 whoami on the 1M identities / 5M sessions database vs the small one
                           (seeds bench/.data/large.db once; default --db sqlite)
@@ -69,13 +78,16 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     }
     return value;
   };
-  const only = values.only
-    ? values.only.split(',').map((name) => {
-        if (!ALL_SCENARIOS.includes(name as ScenarioName)) {
-          throw new Error(`--only: unknown scenario ${name} (${ALL_SCENARIOS.join(', ')})`);
-        }
-        return name as ScenarioName;
-      })
+  const names = values.only?.split(',');
+  const only = names
+    ? names
+        .filter((name) => name !== 'courier')
+        .map((name) => {
+          if (!ALL_SCENARIOS.includes(name as ScenarioName)) {
+            throw new Error(`--only: unknown scenario ${name} (${ALL_SCENARIOS.join(', ')})`);
+          }
+          return name as ScenarioName;
+        })
     : values.large
       ? (['whoami'] as ScenarioName[])
       : ALL_SCENARIOS;
@@ -90,6 +102,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     connections: positive('connections', values.connections, true),
     loginConnections: positive('login-connections', values['login-connections'], true),
     only,
+    courier: names ? names.includes('courier') : !values.large,
     dbs: dbText === 'both' ? ['sqlite', 'postgres'] : [dbText as DbKind],
     large: values.large,
     profile: values.profile,

@@ -1,6 +1,6 @@
 /** Before a scenario is measured: one request of it must answer as expected. */
 import type { BenchDatabase } from './databases.js';
-import type { ScenarioName } from './load.js';
+import { SIGNUP_PASSWORD, type ScenarioName } from './load.js';
 
 const json = { 'content-type': 'application/json' };
 
@@ -47,6 +47,22 @@ export async function preflight(
           csrf_token: flow.csrf_token,
         }),
       });
+      break;
+    }
+    case 'signup': {
+      response = await fetch(`${url}/v1/registration`, { headers: { accept: 'application/json' } });
+      if (response.status !== 200) break;
+      const flow = (await response.json()) as { id: string; csrf_token: string };
+      response = await fetch(`${url}/v1/registration/${flow.id}/password`, {
+        method: 'POST',
+        headers: { ...json, accept: 'application/json' },
+        body: JSON.stringify({
+          username: `preflight${Date.now().toString(36)}`,
+          password: SIGNUP_PASSWORD,
+          csrf_token: flow.csrf_token,
+        }),
+      });
+      if (response.status === 201) return { ok: true };
       break;
     }
   }

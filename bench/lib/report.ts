@@ -1,3 +1,4 @@
+import type { CourierResult } from './courier.js';
 import type { ScenarioName } from './load.js';
 import type { MemorySample } from './processes.js';
 import type { ProfileSummary } from './profile.js';
@@ -37,7 +38,7 @@ export interface ScenarioResult {
   connections?: number;
   service?: Side;
   /** The floor server, or for login the argon2-only bound. */
-  reference?: Side & { kind: 'floor' | 'argon2' };
+  reference?: Side & { kind: 'floor' | 'argon2' | 'login' };
   ratio?: number;
   /**
    * Login only: the floor's bare login (bench/floor.ts) in the same pairs, with the median
@@ -73,6 +74,7 @@ export interface BenchReport {
   settings: Record<string, string | number | boolean>;
   results: ScenarioResult[];
   large: LargeComparison[];
+  courier: CourierResult[];
   notes: string[];
 }
 
@@ -92,6 +94,7 @@ const UNIT: Record<ScenarioName, string> = {
   identity: 'req/s',
   login: 'logins/s',
   link: 'sign-ins/s',
+  signup: 'sign-ups/s',
 };
 
 const DESCRIPTION: Record<ScenarioName, string> = {
@@ -100,6 +103,7 @@ const DESCRIPTION: Record<ScenarioName, string> = {
   identity: '`GET /v1/identities/{id}`',
   login: '`GET /v1/login` + `POST /v1/flows/{id}/password`',
   link: '`POST /v1/authenticate/link`, returning user',
+  signup: '`GET /v1/registration` + `POST /v1/registration/{id}/password`, a new identity each',
 };
 
 function problems(side: Side | undefined): string {
@@ -141,10 +145,12 @@ export function markdown(report: BenchReport): string {
     const refName =
       reference?.kind === 'argon2'
         ? `${fmt(reference.opsPerSec, 1)} argon2 verifications/s`
-        : reference
-          ? `${fmt(reference.opsPerSec)} floor req/s`
-          : '–';
-    const digits = result.scenario === 'login' ? 1 : 0;
+        : reference?.kind === 'login'
+          ? `${fmt(reference.opsPerSec, 1)} password logins/s (same service)`
+          : reference
+            ? `${fmt(reference.opsPerSec)} floor req/s`
+            : '–';
+    const digits = result.scenario === 'login' || result.scenario === 'signup' ? 1 : 0;
     const issue = [problems(service), reference ? problems(reference) : '']
       .filter(Boolean)
       .join('; ');
@@ -190,6 +196,21 @@ export function markdown(report: BenchReport): string {
     for (const row of report.large) {
       lines.push(
         `| ${row.db} | ${fmt(row.small.service?.opsPerSec)} | ${fmt(row.large.service?.opsPerSec)} | ${fmt(row.ratio, 3)} | ${fmt(row.small.reference?.opsPerSec)} | ${fmt(row.large.reference?.opsPerSec)} | ${ms(row.large.service?.p99)} | ${fmt(row.large.service?.memory?.hwmMb)} | ${row.target.pass ? '✅' : '❌'} ${row.target.text} |`,
+      );
+    }
+    lines.push('');
+  }
+  if (report.courier.length > 0) {
+    lines.push('## The courier (mail)', '');
+    lines.push(
+      'Mails queued in the outbox before the service starts, sent over SMTP to a local `smtp-server` that accepts each; from the service’s readiness to the last one accepted (bench/lib/courier.ts).',
+      '',
+      '| database | mails | seconds | mails/s | service CPU µs/mail |',
+      '|---|--:|--:|--:|--:|',
+    );
+    for (const row of report.courier) {
+      lines.push(
+        `| ${row.db} | ${fmt(row.mails)} | ${fmt(row.seconds, 1)} | ${fmt(row.mailsPerSec)} | ${fmt(row.cpuUsPerMail)} |`,
       );
     }
     lines.push('');

@@ -3,7 +3,11 @@ import type { PasswordHasher } from '../domain/passwords/password-hasher.js';
 import { createLimiter } from '../lib/limiter.js';
 import { randomSecret } from '../lib/tokens.js';
 import { withImportedHashes } from '../adapters/password-hashes/hasher.js';
-import { createPepperRing, readPepperId, withPepperId } from '../adapters/password-hashes/peppers.js';
+import {
+  createPepperRing,
+  readPepperId,
+  withPepperId,
+} from '../adapters/password-hashes/peppers.js';
 
 export interface Argon2Options {
   memoryKib: number;

@@ -8,16 +8,14 @@ import {
   exportIdentities,
   parseExportOptions,
 } from '../domain/identity-transfer/export-identities.js';
-import {
-  type ImportRefusal,
-  type ImportSummary,
-  importIdentities,
-} from '../domain/identity-transfer/import-identities.js';
+import { importIdentities } from '../domain/identity-transfer/import-identities.js';
 import { hashTransferFor } from '../adapters/password-hashes/transfer.js';
+import { SOURCES } from '../domain/identity-transfer/sources/index.js';
+import { importFrom, type ImportOptions } from './import-from.js';
 import { cliActor, withServices } from './context.js';
-import { EXIT_FAILED, EXIT_INVALID } from './failure.js';
+import { EXIT_FAILED } from './failure.js';
+import { reportRefusal, reportSummary } from './import-report.js';
 import { utf8Lines } from './lines.js';
-import { printJson } from './output.js';
 import { progressBar } from './progress.js';
 
 /** The file's bytes; opened before the database, so a wrong path costs nothing. */
@@ -30,43 +28,6 @@ async function openSource(file: string): Promise<AsyncIterable<Buffer>> {
     const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
     throw validationError(`cannot read ${file} (${code})`);
   }
-}
-
-function reportRefusal(refusal: ImportRefusal, json: boolean | undefined): void {
-  const message = `${refusal.count} bad line(s); nothing was imported`;
-  process.exitCode = EXIT_INVALID;
-  if (json) {
-    return printJson({
-      error: 'validation_error',
-      message,
-      bad_lines: refusal.bad_lines,
-      bad_line_count: refusal.count,
-    });
-  }
-  for (const bad of refusal.bad_lines)
-    process.stderr.write(`tessera: line ${bad.line}: ${bad.message}\n`);
-  if (refusal.count > refusal.bad_lines.length) {
-    process.stderr.write(`tessera: … and ${refusal.count - refusal.bad_lines.length} more\n`);
-  }
-  process.stderr.write(`tessera: validation_error: ${message}\n`);
-}
-
-function reportSummary(summary: ImportSummary, elapsedMs: number, json: boolean | undefined) {
-  const failed = summary.failed.length;
-  const message = `${failed} line(s) were not imported: an id or link was taken while importing`;
-  if (failed > 0) process.exitCode = EXIT_FAILED;
-  if (json) {
-    const failure = failed > 0 ? { error: 'validation_error', message } : {};
-    return printJson({ ...failure, ...summary, elapsed_ms: elapsedMs });
-  }
-  const passwords = Object.entries(summary.passwords)
-    .map(([kind, count]) => `${kind} ${count}`)
-    .join(', ');
-  console.log(`imported ${summary.imported} identities, skipped ${summary.skipped} that exist`);
-  if (passwords) console.log(`passwords: ${passwords}`);
-  for (const bad of summary.failed)
-    process.stderr.write(`tessera: line ${bad.line}: ${bad.message}\n`);
-  if (failed > 0) process.stderr.write(`tessera: validation_error: ${message}\n`);
 }
 
 /**
@@ -89,10 +50,19 @@ function stdoutLines() {
 
 export function transferCommands(identity: Command): void {
   identity
-    .command('import <file>')
-    .description('import identities from a JSON-lines file (- for standard input)')
+    .command('import <source...>')
+    .description(
+      "import identities from a JSON-lines file (- for standard input), or with --from from another system's export",
+    )
+    .option('--from <system>', `read another system's export: ${Object.keys(SOURCES).join(', ')}`)
+    .option('--schema <name>', "--from supabase or better-auth on PostgreSQL: the tables' schema")
     .option('--json', 'print one JSON document')
-    .action(async (file: string, options: { json?: boolean }) => {
+    .action(async (args: string[], options: ImportOptions) => {
+      if (options.from !== undefined) return importFrom(options.from, args, options);
+      if (options.schema !== undefined) throw validationError('--schema goes with --from');
+      if (args.length !== 1)
+        throw validationError('give one file (or --from <system> and its exports)');
+      const file = args[0]!;
       const source = await openSource(file);
       const started = Date.now();
       const progress = progressBar(process.stderr, 'importing');

@@ -25,7 +25,13 @@ export type RefusalReason =
   | 'return_to_not_allowed'
   | 'recent_sign_in_required'
   /** A credential change from an aal1 session of an identity with a second factor or passkey. */
-  | 'second_factor_sign_in_required';
+  | 'second_factor_sign_in_required'
+  /** An email code submission without its address or code. */
+  | 'missing_code'
+  /** An email code request without the address to mail. */
+  | 'missing_address'
+  /** A right sign-in of an identity whose address is unverified, when verified ones are required. */
+  | 'email_verification_required';
 
 export interface DomainErrorDetails {
   /** `rate_limited`: seconds until the window resets (Retry-After). */

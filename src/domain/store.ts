@@ -15,6 +15,7 @@ import type { SessionStore } from './sessions/session-store.js';
 import type { LegacyTokenStore } from './tokens/legacy-token-store.js';
 import type { WebhookStore } from './webhooks/webhook.js';
 import type { ProviderAuthorizationStore } from './providers/authorization.js';
+import type { RecoveryFlowStore } from './recovery/recovery-flow-store.js';
 
 /**
  * Everything the domain persists: one interface composed of the modules' own.
@@ -38,7 +39,8 @@ export interface Store
     AdminStore,
     MailCodeStore,
     WebhookStore,
-    ProviderAuthorizationStore {
+    ProviderAuthorizationStore,
+    RecoveryFlowStore {
   /**
    * Runs `work` in one database transaction: everything it writes commits, or none of it.
    * Inside a transaction, calling this again joins the open one.

@@ -15,6 +15,8 @@ export interface SweepResult {
   /** Provider authorization requests whose browser never came back (docs/providers.md). */
   provider_authorizations: number;
   /** Only when OIDC is on: expired provider models (codes, tokens, sessions, grants...). */
+  /** Recovery flows past their expiry. */
+  recovery_flows: number;
   oidc_models?: number;
   /** Only when OIDC is on: signing keys that left the JWKS. */
   oidc_keys?: number;
@@ -37,6 +39,7 @@ export async function sweep(
     webauthn_challenges: await store.deleteExpiredWebAuthnChallenges(now),
     mail_codes: await store.deleteExpiredMailCodes(now - MAIL_CODE_RETENTION_MS),
     provider_authorizations: await store.deleteExpiredProviderAuthorizations(now),
+    recovery_flows: await store.deleteExpiredRecoveryFlows(now),
   };
   if (options.oidc) {
     result.oidc_models = await store.deleteExpiredOidcModels(now);

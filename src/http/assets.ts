@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { ACCOUNT_PASSKEYS_JS } from './assets/account-passkeys.js';
 import { PASSKEY_LOGIN_JS } from './assets/passkey-login.js';
+import { REGISTRATION_PASSKEY_JS } from './assets/registration-passkey.js';
 import { responses } from './schemas.js';
 
 /**
@@ -41,6 +42,7 @@ const ASSETS = [
   asset('webauthn.js', bundle()),
   asset('passkey-login.js', PASSKEY_LOGIN_JS),
   asset('account-passkeys.js', ACCOUNT_PASSKEYS_JS),
+  asset('registration-passkey.js', REGISTRATION_PASSKEY_JS),
 ];
 const byName = new Map(ASSETS.map((item) => [item.name, item]));
 
@@ -48,6 +50,10 @@ export const LOGIN_SCRIPTS = [byName.get('webauthn.js')!.url, byName.get('passke
 export const ACCOUNT_SCRIPTS = [
   byName.get('webauthn.js')!.url,
   byName.get('account-passkeys.js')!.url,
+];
+export const REGISTRATION_SCRIPTS = [
+  byName.get('webauthn.js')!.url,
+  byName.get('registration-passkey.js')!.url,
 ];
 
 const Script = Type.Unsafe({

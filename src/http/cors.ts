@@ -9,6 +9,7 @@ import { NoContent, responses } from './schemas.js';
 import { accountRoutes } from './routes/account.js';
 import { accountEmailRoutes } from './routes/account-email.js';
 import { verificationRoutes } from './routes/verification.js';
+import { recoveryRoutes } from './routes/recovery.js';
 import { browserSessionRoutes } from './routes/browser-session.js';
 import { accountPasskeyRoutes } from './routes/account-passkeys.js';
 import { loginFlowRoutes } from './routes/login-flows.js';
@@ -16,6 +17,7 @@ import { accountTwoFactorRoutes } from './routes/account-two-factor.js';
 import { secondFactorFlowRoutes } from './routes/second-factor-flows.js';
 import { providerRoutes } from './routes/providers.js';
 import { accountConnectionRoutes } from './routes/account-connections.js';
+import { REGISTRATION_URLS, registrationRoutes } from './routes/registration.js';
 
 /** docs/browser-sign-in.md: the browser endpoints by zone, as route URLs; a flow takes every method's. */
 const ZONE_ROUTES = {
@@ -29,6 +31,11 @@ const ZONE_ROUTES = {
     '/v1/verification/:id',
     '/v1/verification/:id/resend',
     '/v1/flows/:id/provider',
+    '/v1/recovery',
+    '/v1/recovery/:id',
+    '/v1/recovery/:id/email',
+    '/v1/recovery/:id/resend',
+    '/v1/recovery/:id/code',
   ],
   /** The account JSON API (docs/account.md); the page itself is not read cross-origin. */
   account: [
@@ -149,6 +156,10 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
     page: answersPage,
   });
   for (const url of ZONE_ROUTES.accountCredentials) zones.set(url, accountCredentials);
+  // Closed, the sign-up routes answer as unknown ones: no CORS either (docs/registration.md).
+  if (deps.config.registration.open) {
+    for (const url of REGISTRATION_URLS) zones.set(url, credentials);
+  }
 
   app.addHook('onRoute', (route) => {
     const zone = zones.get(route.url);
@@ -178,4 +189,6 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
   await adminRoutes(app, deps);
   providerRoutes(app, deps);
   accountConnectionRoutes(app, deps);
+  recoveryRoutes(app, deps);
+  registrationRoutes(app, deps);
 }

@@ -50,4 +50,6 @@ export interface AppDeps {
   providers: UpstreamProviders;
   /** Provider callbacks by provider and outcome, for /metrics. */
   providerSignIns: ProviderSignInCounters;
+  /** SERVICE_SIGN_IN_EMAIL_CODE: the sign-in method `email_code` is on (docs/email-code.md). */
+  signInEmailCode: boolean;
 }

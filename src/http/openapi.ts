@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { SESSION_COOKIE } from './cookies.js';
+import { FLOW_METHODS } from './flow-methods.js';
 import { AccountPasswordBody, AccountProfileBody, AccountProfileSchema } from './routes/account.js';
 import { PasswordBody, RegisterBody } from './routes/direct-auth.js';
 import { SetPasswordBody } from './routes/identity-credentials.js';
@@ -14,6 +15,7 @@ import {
   FlowSchema,
   StartedFlowSchema,
   SUBMIT_BODIES,
+  CHALLENGE_BODIES,
   SubmitResultSchema,
   pascalCase,
 } from './routes/login-flows.js';
@@ -34,6 +36,20 @@ import {
   VerificationSubmitBody,
   VerifiedSchema,
 } from './routes/verification.js';
+import {
+  AcceptedRecoveryCodeSchema,
+  RecoveryCodeBody,
+  RecoveryCompleteBody,
+  RecoveryEmailBody,
+  RecoveryFlowSchema,
+} from './routes/recovery.js';
+import {
+  PasskeySignUpBody,
+  PasskeySignUpOptionsBody,
+  PasswordSignUpBody,
+  RegistrationFlowSchema,
+  SignUpResultSchema,
+} from './routes/registration.js';
 import { ErrorSchema, IdentitySchema, MintedSessionSchema, SessionSchema } from './schemas.js';
 import { AccountSessionSchema, SessionListItemSchema } from './session-list.js';
 
@@ -83,9 +99,23 @@ const COMPONENTS = new Map<TSchema, string>([
   [VerificationSubmitBody, 'VerificationSubmission'],
   [VerificationResendBody, 'VerificationResend'],
   [VerifiedSchema, 'CompletedVerification'],
+  [RecoveryFlowSchema, 'RecoveryFlow'],
+  [AcceptedRecoveryCodeSchema, 'AcceptedRecoveryCode'],
+  [RecoveryEmailBody, 'RecoveryEmailSubmission'],
+  [RecoveryCodeBody, 'RecoveryCodeSubmission'],
+  [RecoveryCompleteBody, 'RecoveryCompletion'],
   [AccountEmailBody, 'AccountEmailChange'],
   [StartedVerificationSchema, 'StartedVerification'],
+  [RegistrationFlowSchema, 'RegistrationFlow'],
+  [PasswordSignUpBody, 'PasswordSignUp'],
+  [PasskeySignUpOptionsBody, 'PasskeySignUpProfile'],
+  [PasskeySignUpBody, 'PasskeySignUp'],
+  [SignUpResultSchema, 'CompletedSignUp'],
   ...[...SUBMIT_BODIES].map(([id, body]) => [body, `Flow${pascalCase(id)}Submission`] as const),
+  ...[...CHALLENGE_BODIES].map(([id, body]) => [body, `Flow${pascalCase(id)}Request`] as const),
+  ...FLOW_METHODS.flatMap(({ method, challenge }) =>
+    challenge?.response ? [[challenge.response, `${pascalCase(method.id)}Challenge`] as const] : [],
+  ),
 ]);
 
 /** A copy of `node` with every named schema below it (and `node` itself unless `keep`) as a `$ref`. */

@@ -4,6 +4,7 @@ import type { FlowPage } from '../domain/login-flows/flow-service.js';
 import { type RelyingParty, relyingParty } from '../domain/passkeys/webauthn.js';
 import type { AppDeps } from './deps.js';
 import { flowSubmitOrigins } from './origins.js';
+import { mailLocaleOf } from './mail-locale.js';
 
 /**
  * The host name browsers address the service by: SERVICE_PUBLIC_URL's, else the request's
@@ -18,7 +19,13 @@ export function serviceHost(request: FastifyRequest, config: Config): string {
  * used on the service's own pages and the operator's login UI, as passwords are submitted.
  */
 export function flowPage(request: FastifyRequest, config: Config): FlowPage {
-  return { origins: flowSubmitOrigins(request, config), host: serviceHost(request, config) };
+  const locale = mailLocaleOf(request);
+  return {
+    origins: flowSubmitOrigins(request, config),
+    host: serviceHost(request, config),
+    // The language a method's mail is written in (an email code's).
+    ...(locale === undefined ? {} : { locale }),
+  };
 }
 
 /** The relying party of an account request (same origins as a flow: docs/passkeys.md). */

@@ -4,6 +4,7 @@ import { CLIENT_IP_HEADER } from './client-address.js';
 import { CLIENT_USER_AGENT_HEADER } from './device.js';
 import { ERROR_STATUS } from './errors.js';
 import { SIGN_IN_METHOD_IDS } from '../domain/sign-in/methods.js';
+import { RECOVERY_SIGN_IN } from '../domain/sessions/session.js';
 
 /**
  * Response and body schemas: validation, serialization and OpenAPI from one source.
@@ -46,7 +47,7 @@ export const SessionSchema = Type.Object(
     identity: IdentitySchema,
     issued_at: Timestamp,
     expires_at: Timestamp,
-    authenticated_via: StringEnum(SIGN_IN_METHOD_IDS),
+    authenticated_via: StringEnum([...SIGN_IN_METHOD_IDS, RECOVERY_SIGN_IN]),
     aal: StringEnum(['aal1', 'aal2'] as const, {
       description:
         'Assurance reached: aal1 one factor, aal2 a second factor too (docs/two-factor.md)',

@@ -297,6 +297,35 @@ export const migrations: Migration[] = [
     ],
   },
   {
+    // Self-service sign-up (docs/registration.md) runs on the login flows' table: the same
+    // ids, CSRF tokens, expiry, attempt cap, sweep and WebAuthn challenge binding. `kind`
+    // keeps the two apart, so a registration flow never serves a sign-in and back; every
+    // row written before is a login flow.
+    id: '0013_flow_kind',
+    statements: [`ALTER TABLE flows ADD COLUMN kind TEXT NOT NULL DEFAULT 'login'`],
+  },
+  {
+    // Account recovery flows (docs/recovery.md): the page's CSRF token, the address typed
+    // and the mailed code it waits for. `mail_code_id` is null while no address was given,
+    // and stays null when the address is no identity's verified one: the flow looks and
+    // answers the same either way, and no code can ever complete it.
+    id: '0014_recovery_flows',
+    statements: [
+      `CREATE TABLE recovery_flows (
+        id TEXT PRIMARY KEY,
+        csrf_token TEXT NOT NULL,
+        return_to TEXT,
+        state TEXT NOT NULL,
+        address TEXT,
+        mail_code_id TEXT,
+        attempts INTEGER NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+      )`,
+      `CREATE INDEX recovery_flows_expires_idx ON recovery_flows(expires_at)`,
+    ],
+  },
+  {
     // Upstream providers (docs/providers.md): authorization requests in flight, so that a
     // provider's callback works on any instance. No foreign keys: a row lives minutes, is
     // taken by its callback (one conditional DELETE) or swept once expired.

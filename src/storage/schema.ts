@@ -19,6 +19,7 @@ import type { OperatorRecord } from '../domain/admin/admin-store.js';
 import type { MailCodeRecord } from '../domain/mail-codes/mail-code.js';
 import type { WebhookRecord } from '../domain/webhooks/webhook.js';
 import type { ProviderAuthorizationRecord } from '../domain/providers/authorization.js';
+import type { RecoveryFlowRecord } from '../domain/recovery/recovery-flow.js';
 
 /**
  * Tables as Kysely sees them; the rows are the domain's records. Every timestamp is
@@ -46,4 +47,5 @@ export interface Database {
   mail_codes: MailCodeRecord;
   webhooks: WebhookRecord;
   provider_authorizations: ProviderAuthorizationRecord;
+  recovery_flows: RecoveryFlowRecord;
 }

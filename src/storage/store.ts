@@ -17,6 +17,7 @@ import { tokenFormatQueries } from './queries/token-formats.js';
 import { transferQueries } from './queries/transfer.js';
 import { webhookQueries } from './queries/webhooks.js';
 import { providerAuthorizationQueries } from './queries/provider-authorizations.js';
+import { recoveryFlowQueries } from './queries/recovery-flows.js';
 import type { Database } from './schema.js';
 
 export type { Store };
@@ -60,7 +61,7 @@ export function createStore(db: Kysely<Database>, inTransaction = false): Store 
     ),
     Object.assign(
       Object.assign(outboxQueries(db), adminQueries(db), mailCodeQueries(db), webhookQueries(db)),
-      Object.assign(providerAuthorizationQueries(db), transactional),
+      Object.assign(providerAuthorizationQueries(db), recoveryFlowQueries(db), transactional),
     ),
   );
   return store;

@@ -233,6 +233,7 @@ describe('tessera CLI on SQLite', () => {
       webauthn_challenges: 0,
       mail_codes: 0,
       provider_authorizations: 0,
+      recovery_flows: 0,
     });
     const text = await runCli(['sweep'], box.env);
     expect(text.stdout).toBe('removed 0 session(s), 0 flow(s), 0 rate-limit counter(s)\n');

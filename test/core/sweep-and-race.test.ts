@@ -22,6 +22,7 @@ describeEachDatabase('housekeeping sweep', (kind) => {
     await store.revokeSessionById(revokedExpiring.id, t.clock.now());
     const flow = (id: string, expiresIn: number) => ({
       id,
+      kind: 'login' as const,
       csrf_token: 'csrf',
       return_to: null,
       state: 'created' as const,

@@ -99,6 +99,7 @@ export function flowRow(
 ): FlowRecord & { token_format: TokenFormat } {
   return {
     id: newToken('flow'),
+    kind: 'login',
     csrf_token: 'csrf-secret',
     return_to: null,
     state: 'created',

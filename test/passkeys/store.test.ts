@@ -63,6 +63,7 @@ describeEachDatabase('passkey store', (kind) => {
   it('a challenge: one per binding, taken once, not after expiry, gone with its flow', async () => {
     const flow = {
       id: `tess_f_${'a'.repeat(43)}`,
+      kind: 'login' as const,
       csrf_token: 'x',
       return_to: null,
       state: 'created' as const,

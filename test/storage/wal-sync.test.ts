@@ -71,6 +71,7 @@ describe('commits made durable off the event loop [sqlite]', () => {
 
   const flow = (): FlowRecord & { token_format: 'crc32' } => ({
     id: newToken('flow'),
+    kind: 'login',
     csrf_token: randomSecret(),
     return_to: null,
     state: 'created',

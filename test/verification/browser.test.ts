@@ -62,6 +62,14 @@ describeInChromium('email verification in Chromium', () => {
     expect(await page.title()).toBe('Confirm your email address · Tessera');
 
     const code = /\b(\d{6})\b/.exec(await newestMail())![1]!;
+    // Back on the account page before entering it: the address waits, and the page leads
+    // back to where its code goes.
+    await page.goto(`${tessera}/v1/account`);
+    expect(await page.locator('#pending-email').textContent()).toContain(
+      `A code was mailed to ${address}`,
+    );
+    await page.getByRole('link', { name: 'Enter the code' }).click();
+    expect(await page.title()).toBe('Confirm your email address · Tessera');
     await page.getByLabel('Code from the mail').fill(code === '000000' ? '111111' : '000000');
     await page.getByRole('button', { name: 'Confirm', exact: true }).click();
     expect(await page.getByRole('alert').textContent()).toContain('That code is not right');
@@ -74,6 +82,7 @@ describeInChromium('email verification in Chromium', () => {
     const section = page.getByRole('region', { name: 'Email address' });
     expect(await section.textContent()).toContain(address);
     expect(await section.textContent()).toContain('Confirmed');
+    expect(await page.locator('#pending-email').count()).toBe(0);
   });
 
   it('opening the mailed link shows a button; only the button confirms', async () => {

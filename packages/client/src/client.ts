@@ -8,6 +8,10 @@ import { headerValue, requireBaseUrl, requireServiceToken } from './options.js';
 import { createTransport, type TransportOptions } from './transport.js';
 import type {
   CompletedFlow,
+  EmailCodeChallenge,
+  FlowEmailCodeRequest,
+  FlowEmailCodeSubmission,
+  CompletedSignUp,
   FlowPasskeySubmission,
   FlowPasswordSubmission,
   FlowRecoveryCodeSubmission,
@@ -27,6 +31,10 @@ import type {
   EmailChange,
   Readiness,
   Registration,
+  RegistrationFlow,
+  RegistrationPasskeySubmission,
+  RegistrationPasswordSubmission,
+  SignUpProfile,
   RevokedSessions,
   Session,
   SessionListItem,
@@ -34,6 +42,10 @@ import type {
   StartedFlow,
   TwoFactorStatus,
   CompletedVerification,
+  AcceptedRecoveryCode,
+  RecoveryCodeSubmission,
+  RecoveryCompletion,
+  RecoveryFlow,
   Verification,
   VerificationSubmission,
   WebAuthnOptions,
@@ -114,6 +126,20 @@ export interface TesseraClient {
     submission: FlowPasskeySubmission,
     options?: CallOptions,
   ): Promise<CompletedFlow>;
+  /**
+   * Mails a sign-in code to the address when it is an account's verified one; the same
+   * answer either way (docs/email-code.md). Only with SERVICE_SIGN_IN_EMAIL_CODE=on.
+   */
+  challengeFlowEmailCode(
+    flowId: string,
+    request: FlowEmailCodeRequest,
+    options?: CallOptions,
+  ): Promise<EmailCodeChallenge>;
+  submitFlowEmailCode(
+    flowId: string,
+    submission: FlowEmailCodeSubmission,
+    options?: CallOptions,
+  ): Promise<CompletedFlow>;
   /** The second step of a flow in `second_factor_required`. */
   submitFlowTotp(
     flowId: string,
@@ -135,6 +161,35 @@ export interface TesseraClient {
   ): Promise<CompletedVerification>;
   /** Mails a new code for a pending verification (limited per identity). */
   resendVerification(id: string, csrfToken: string, options?: CallOptions): Promise<Verification>;
+  /**
+   * A recovery flow (docs/recovery.md): a new one (with `returnTo`, optional) when `flowId`
+   * is omitted, else that flow; its state and CSRF token.
+   */
+  getRecovery(
+    flowId?: string,
+    options?: CallOptions & { returnTo?: string },
+  ): Promise<RecoveryFlow>;
+  /** Gives the address; the answer is the same whether or not it belongs to an account. */
+  submitRecoveryEmail(
+    flowId: string,
+    csrfToken: string,
+    email: string,
+    options?: CallOptions,
+  ): Promise<RecoveryFlow>;
+  /** Mails a new code to the address given (limited per address). */
+  resendRecovery(flowId: string, csrfToken: string, options?: CallOptions): Promise<RecoveryFlow>;
+  /** Checks the mailed code without spending it: and which second factor the password needs. */
+  checkRecoveryCode(
+    flowId: string,
+    submission: RecoveryCodeSubmission,
+    options?: CallOptions,
+  ): Promise<AcceptedRecoveryCode>;
+  /** Sets the new password and signs in (the cookie); sent once, never repeated. */
+  completeRecovery(
+    flowId: string,
+    submission: RecoveryCompletion,
+    options?: CallOptions,
+  ): Promise<CompletedFlow>;
   /** The identity's live sessions with their device, newest first (`introspect`). */
   listIdentitySessions(id: string, options?: CallOptions): Promise<SessionListItem[]>;
   /** Sets a password; other sessions end unless `revoke_sessions: false` (`direct_auth`). */
@@ -146,6 +201,26 @@ export interface TesseraClient {
   /** Removes every passkey of the identity (`direct_auth`). */
   resetIdentityPasskeys(id: string, options?: CallOptions): Promise<{ removed: number }>;
   deleteIdentityPasskey(id: string, passkeyId: string, options?: CallOptions): Promise<void>;
+  /** A registration flow (SERVICE_REGISTRATION=open; else `not_found`), docs/registration.md. */
+  startRegistration(start?: { returnTo?: string } & CallOptions): Promise<RegistrationFlow>;
+  /** Signs up with a password: the identity, its session (null when verified addresses are required) and its verification. */
+  submitRegistrationPassword(
+    flowId: string,
+    submission: RegistrationPasswordSubmission,
+    options?: CallOptions,
+  ): Promise<CompletedSignUp>;
+  /** Passkey creation options for a sign-up (WebAuthn creation options for the browser). */
+  challengeRegistrationPasskey(
+    flowId: string,
+    profile: SignUpProfile,
+    options?: CallOptions,
+  ): Promise<WebAuthnOptions>;
+  /** Signs up with the passkey the browser created: no password at all. */
+  submitRegistrationPasskey(
+    flowId: string,
+    submission: RegistrationPasskeySubmission,
+    options?: CallOptions,
+  ): Promise<CompletedSignUp>;
   /** The URL of the hosted login page, landing on `returnTo` once signed in. */
   loginPageUrl(returnTo?: string): string;
   healthz(options?: CallOptions): Promise<void>;
@@ -366,6 +441,30 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
         o?.signal,
       );
     },
+    challengeFlowEmailCode: async (flowId, request, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/flows/{id}/email_code/options', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: request,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    submitFlowEmailCode: async (flowId, submission, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/flows/{id}/email_code', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
     submitFlowTotp: async (flowId, submission, o) => {
       refuseOffline('flow', flowId);
       return unwrap(
@@ -382,6 +481,53 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
       refuseOffline('flow', flowId);
       return unwrap(
         raw.POST('/v1/flows/{id}/recovery_code', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    startRegistration: async (start) =>
+      unwrap(
+        raw.GET('/v1/registration', {
+          params: {
+            query: start?.returnTo === undefined ? {} : { return_to: start.returnTo },
+            header: proxyHeader(start),
+          },
+          headers: { accept: 'application/json' },
+          signal: start?.signal,
+        }),
+        start?.signal,
+      ),
+    submitRegistrationPassword: async (flowId, submission, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/registration/{id}/password', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    challengeRegistrationPasskey: async (flowId, profile, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/registration/{id}/passkey/options', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: profile,
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    submitRegistrationPasskey: async (flowId, submission, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/registration/{id}/passkey', {
           params: { path: { id: flowId }, header: proxyHeader(o) },
           body: submission,
           headers: { accept: 'application/json' },
@@ -414,6 +560,61 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
         raw.POST('/v1/verification/{id}/resend', {
           params: { path: { id }, header: proxyHeader(o) },
           body: { csrf_token: csrfToken },
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    getRecovery: async (flowId, o) =>
+      unwrap(
+        raw.GET('/v1/recovery', {
+          params: {
+            query: {
+              ...(flowId === undefined ? {} : { flow: flowId }),
+              ...(o?.returnTo === undefined ? {} : { return_to: o.returnTo }),
+            },
+            header: proxyHeader(o),
+          },
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    submitRecoveryEmail: async (id, csrfToken, email, o) =>
+      unwrap(
+        raw.POST('/v1/recovery/{id}/email', {
+          params: { path: { id }, header: proxyHeader(o) },
+          body: { csrf_token: csrfToken, email },
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    resendRecovery: async (id, csrfToken, o) =>
+      unwrap(
+        raw.POST('/v1/recovery/{id}/resend', {
+          params: { path: { id }, header: proxyHeader(o) },
+          body: { csrf_token: csrfToken },
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    checkRecoveryCode: async (id, submission, o) =>
+      unwrap(
+        raw.POST('/v1/recovery/{id}/code', {
+          params: { path: { id }, header: proxyHeader(o) },
+          body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    completeRecovery: async (id, submission, o) =>
+      unwrap(
+        raw.POST('/v1/recovery/{id}', {
+          params: { path: { id }, header: proxyHeader(o) },
+          body: submission,
           headers: { accept: 'application/json' },
           signal: o?.signal,
         }),

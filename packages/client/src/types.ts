@@ -18,6 +18,18 @@ export type ProfileUpdate = Schemas['ProfileUpdate'];
 export type EmailChange = Schemas['EmailChange'];
 export type Verification = Schemas['Verification'];
 export type CompletedVerification = Schemas['CompletedVerification'];
+export type RecoveryFlow = Schemas['RecoveryFlow'];
+export type AcceptedRecoveryCode = Schemas['AcceptedRecoveryCode'];
+/** The mailed code, or the token of the mail's link: exactly one. */
+export type RecoveryCodeSubmission = VerificationSubmission;
+/** The proof, the new password, and the second factor when the account has one. */
+export type RecoveryCompletion = RecoveryCodeSubmission & {
+  password: string;
+  totp_code?: string;
+  recovery_code?: string;
+};
+export type RegistrationFlow = Schemas['RegistrationFlow'];
+export type CompletedSignUp = Schemas['CompletedSignUp'];
 export type LinkAttachment = Schemas['LinkAttachment'];
 export type LinkKey = Schemas['LinkKey'];
 /** The error model every failure answers: `{error, message?, retry_after?}`. */
@@ -31,6 +43,8 @@ export type PasswordSetting = Schemas['PasswordSetting'];
 export type TwoFactorStatus = Schemas['TwoFactorStatus'];
 export type Passkey = Schemas['Passkey'];
 export type WebAuthnOptions = Schemas['WebAuthnOptions'];
+/** The answer to an email code request: the same whether a mail went out or not. */
+export type EmailCodeChallenge = Schemas['EmailCodeChallenge'];
 
 /*
  * Request bodies the client's methods take: exact where the document is loose (the server
@@ -93,8 +107,36 @@ export interface FlowTotpSubmission {
 export type VerificationSubmission = { csrf_token: string } & (
   { code: string; token?: never } | { token: string; code?: never }
 );
+/** Asks for a sign-in code by mail (docs/email-code.md). */
+export interface FlowEmailCodeRequest {
+  /** The address to mail the code to; only a verified one of an active identity gets it. */
+  address: string;
+  csrf_token: string;
+}
+export interface FlowEmailCodeSubmission {
+  /** The address the code was mailed to (the request's answer names it, canonical). */
+  address: string;
+  /** The code from the mail. */
+  code: string;
+  csrf_token: string;
+}
 export interface FlowRecoveryCodeSubmission {
   /** One of the recovery codes; each works once. */
   recovery_code: string;
   csrf_token: string;
+}
+/** Who signs up (docs/registration.md); `email` as SERVICE_REGISTRATION_EMAIL asks. */
+export interface SignUpProfile {
+  username: string;
+  display_name?: string;
+  email?: string;
+  /** The flow's, from `startRegistration`. */
+  csrf_token: string;
+}
+export interface RegistrationPasswordSubmission extends SignUpProfile {
+  password: string;
+}
+export interface RegistrationPasskeySubmission extends SignUpProfile {
+  /** The browser's registration response as JSON (`startRegistration`'s result). */
+  credential: object;
 }

@@ -1,6 +1,8 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/browser';
 import { describe, expectTypeOf, it } from 'vitest';
 import type {
+  FlowEmailCodeRequest,
+  FlowEmailCodeSubmission,
   FlowPasskeySubmission,
   FlowPasswordSubmission,
   FlowRecoveryCodeSubmission,
@@ -34,6 +36,10 @@ export function refusedAtCompileTime(tessera: TesseraClient, browser: BrowserCli
   void tessera.submitFlowRecoveryCode('tess_f_x', { csrf_token });
   // @ts-expect-error the credential is a passkey assertion, not anything
   void tessera.submitFlowPasskey('tess_f_x', { credential: 'abc', csrf_token });
+  // @ts-expect-error the address is required
+  void tessera.challengeFlowEmailCode('tess_f_x', { csrf_token });
+  // @ts-expect-error the code is required
+  void tessera.submitFlowEmailCode('tess_f_x', { address: 'a@example.com', csrf_token });
   // @ts-expect-error a seed needs display_name
   void tessera.authenticateLink({ provider: 'p', subject: 's', seed: { username: 'u' } });
   void tessera.authenticateLink({
@@ -63,6 +69,8 @@ describe('request body types', () => {
     expectTypeOf<FlowTotpSubmission>().toExtend<Generated['FlowTotpSubmission']>();
     expectTypeOf<FlowRecoveryCodeSubmission>().toExtend<Generated['FlowRecoveryCodeSubmission']>();
     expectTypeOf<FlowPasskeySubmission>().toExtend<Generated['FlowPasskeySubmission']>();
+    expectTypeOf<FlowEmailCodeRequest>().toExtend<Generated['FlowEmailCodeRequest']>();
+    expectTypeOf<FlowEmailCodeSubmission>().toExtend<Generated['FlowEmailCodeSubmission']>();
     expectTypeOf<LinkSignIn>().toExtend<Generated['LinkSignIn']>();
     expectTypeOf<SessionRevocation>().toExtend<Generated['SessionRevocation']>();
     expectTypeOf<PasswordCredentials>().toExtend<Generated['PasswordCredentials']>();

@@ -21,5 +21,5 @@ export function readForeignHash(hash: string): ForeignHash | string {
     const reading = format(hash);
     if (reading !== undefined) return reading;
   }
-  return 'password_hash is in no accepted format (argon2id, argon2i, bcrypt, scrypt or PBKDF2, as crypt, Django or passlib write them)';
+  return 'password_hash is in no accepted format (argon2id, argon2i, bcrypt, scrypt or PBKDF2, as crypt, Django, passlib, Ory Kratos or better-auth write them)';
 }

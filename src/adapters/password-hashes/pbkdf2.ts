@@ -17,23 +17,39 @@ type Digest = keyof typeof DIGEST_BYTES;
 const DJANGO = /^pbkdf2_(sha1|sha256|sha512)\$([^$]*)\$([^$]+)\$([^$]*)$/;
 /** passlib: `$pbkdf2-sha256$<rounds>$<ab64 salt>$<ab64 hash>` (also -sha512, and `$pbkdf2$` for SHA-1). */
 const PASSLIB = /^\$pbkdf2(?:-(sha256|sha512))?\$([^$]*)\$([^$]*)\$([^$]*)$/;
+/**
+ * Ory Kratos: `$pbkdf2-sha256$i=<iterations>,l=<key length>$<salt>$<hash>` (also -sha1,
+ * -sha512), unpadded standard base64. The key may be longer than the digest: Keycloak's
+ * PBKDF2 keys are 64 bytes whatever the digest, and its exports are written in this form.
+ */
+const KRATOS = /^\$pbkdf2-(sha1|sha256|sha512)\$i=([0-9]+),l=([0-9]+)\$([^$]*)\$([^$]*)$/;
+/** Keys of other lengths than the digest's (Kratos's form only): as long as anyone makes them. */
+const KEY_BYTES = { min: 16, max: 64 };
 
 function readPbkdf2(
   digest: Digest,
   iterationsText: string,
   salt: Buffer | null,
   expected: Buffer | null,
+  anyKeyLength = false,
 ): FormatReading {
   const scheme = `pbkdf2-${digest}`;
   const iterations = parseCount(iterationsText);
   if (iterations === null || salt === null || expected === null) {
     return `${scheme} hash is malformed`;
   }
-  if (expected.length !== DIGEST_BYTES[digest]) {
+  if (anyKeyLength) {
+    if (expected.length < KEY_BYTES.min || expected.length > KEY_BYTES.max) {
+      return `${scheme} hash must be ${KEY_BYTES.min}-${KEY_BYTES.max} bytes (it is ${expected.length})`;
+    }
+  } else if (expected.length !== DIGEST_BYTES[digest]) {
     return `${scheme} hash must be ${DIGEST_BYTES[digest]} bytes (it is ${expected.length})`;
   }
-  if (iterations > IMPORT_BOUNDS.pbkdf2Iterations) {
-    return `${scheme} iterations ${iterations} are above the import bound of ${IMPORT_BOUNDS.pbkdf2Iterations}`;
+  // A key longer than the digest is derived block by block, each block all the iterations.
+  const work = iterations * Math.ceil(expected.length / DIGEST_BYTES[digest]);
+  if (work > IMPORT_BOUNDS.pbkdf2Iterations) {
+    const blocks = work === iterations ? '' : ` × ${work / iterations} blocks`;
+    return `${scheme} iterations ${iterations}${blocks} are above the import bound of ${IMPORT_BOUNDS.pbkdf2Iterations}`;
   }
   return {
     scheme,
@@ -51,6 +67,15 @@ function readPbkdf2(
 }
 
 export const pbkdf2Format: Format = (hash) => {
+  const kratos = KRATOS.exec(hash);
+  if (kratos) {
+    const [, digest, iterations, length, salt, encoded] = kratos as RegExpExecArray & string[];
+    const expected = /=/.test(encoded! + salt!) ? null : decodeBase64(encoded!);
+    if (expected !== null && parseCount(length!) !== expected.length) {
+      return `pbkdf2-${digest} hash is not the l=${length} bytes it says`;
+    }
+    return readPbkdf2(digest as Digest, iterations!, decodeBase64(salt!), expected, true);
+  }
   const django = DJANGO.exec(hash);
   if (django) {
     const [, digest, iterations, salt, encoded] = django as RegExpExecArray & string[];

@@ -7,8 +7,21 @@ import type { Format, FormatReading } from './foreign-hash.js';
 const DJANGO = /^scrypt\$([^$]*)\$([^$]+)\$([^$]*)\$([^$]*)\$([^$]*)$/;
 /** passlib: `$scrypt$ln=<log2 N>,r=<r>,p=<p>$<base64 salt>$<base64 hash>`, unpadded. */
 const PASSLIB = /^\$scrypt\$ln=([0-9]+),r=([0-9]+),p=([0-9]+)\$([^$]*)\$([^$]*)$/;
+/**
+ * better-auth (`@better-auth/utils/password`): `<salt>:<key>`, 16 random bytes written as 32
+ * lowercase hex digits (and that text's bytes are the salt), a 64-byte key in hex. The
+ * parameters are fixed in its code, not in the string: N=16384, r=16, p=1, and the password
+ * is NFKC-normalised first.
+ */
+const BETTER_AUTH = /^([0-9a-f]{32}):([0-9a-f]{128})$/;
+const BETTER_AUTH_COST: Cost = { N: 16384, r: 16, p: 1 };
 
-function derive(password: string, salt: Buffer, length: number, cost: Cost): Promise<Buffer> {
+function derive(
+  password: string | Buffer,
+  salt: Buffer,
+  length: number,
+  cost: Cost,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // maxmem is only a ceiling on what OpenSSL may allocate; the bounds keep the real need
     // at most scryptMemoryBytes (plus p blocks of 128·r bytes).
@@ -27,6 +40,7 @@ function readScrypt(
   cost: Cost | null,
   salt: Buffer | null,
   expected: Buffer | null,
+  prepare: (password: string) => string = (password) => password,
 ): FormatReading {
   if (cost === null || salt === null || expected === null) return 'scrypt hash is malformed';
   const { N, r, p } = cost;
@@ -45,7 +59,8 @@ function readScrypt(
     scheme: 'scrypt',
     async verify(password) {
       try {
-        return timingSafeEqual(await derive(password, salt, expected.length, cost), expected);
+        const key = await derive(prepare(password), salt, expected.length, cost);
+        return timingSafeEqual(key, expected);
       } catch {
         return false;
       }
@@ -60,6 +75,16 @@ function costOf(n: number | null, r: number | null, p: number | null): Cost | nu
 }
 
 export const scryptFormat: Format = (hash) => {
+  const betterAuth = BETTER_AUTH.exec(hash);
+  if (betterAuth) {
+    const [, salt, key] = betterAuth as RegExpExecArray & string[];
+    return readScrypt(
+      BETTER_AUTH_COST,
+      Buffer.from(salt!, 'utf8'),
+      Buffer.from(key!, 'hex'),
+      (password) => password.normalize('NFKC'),
+    );
+  }
   const django = DJANGO.exec(hash);
   if (django) {
     const [, n, salt, r, p, encoded] = django as RegExpExecArray & string[];

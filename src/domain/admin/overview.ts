@@ -1,4 +1,5 @@
 import { SIGN_IN_METHOD_IDS } from '../sign-in/methods.js';
+import { RECOVERY_SIGN_IN } from '../sessions/session.js';
 import type { Store } from '../store.js';
 
 export const HOUR_MS = 3_600_000;
@@ -30,7 +31,7 @@ export interface Overview {
 }
 
 /** The second-factor steps log their own method; they are counted beside the first factors. */
-const METHODS = [...SIGN_IN_METHOD_IDS, 'totp', 'recovery_code'];
+const METHODS = [...SIGN_IN_METHOD_IDS, RECOVERY_SIGN_IN, 'totp', 'recovery_code'];
 
 async function signIns(store: Store, now: number, hours: number): Promise<SignInSeries> {
   const first = Math.floor(now / HOUR_MS) - hours + 1;

@@ -92,7 +92,7 @@ export async function insertNewIdentity(tx: Store, record: IdentityRecord): Prom
  * SQLite writes one at a time), so the address is found held unless the refusal was the
  * username's.
  */
-async function inserting<T>(
+export async function inserting<T>(
   store: Store,
   record: IdentityRecord,
   transaction: () => Promise<T>,

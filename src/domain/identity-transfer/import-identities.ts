@@ -60,8 +60,11 @@ export async function importIdentities(
   actor: Actor,
   source: AsyncIterable<string>,
   onProgress: ImportProgress = () => undefined,
+  /** Lines already found bad by whoever made `source` (a conversion: sources/convert.ts). */
+  knownBad: BadLine[] = [],
 ): Promise<ImportOutcome> {
   const { lines, bad } = await readLines(source, deps);
+  bad.push(...knownBad);
   bad.push(...duplicatesInFile(lines));
   const toWrite: ImportLine[] = [];
   let skipped = 0;

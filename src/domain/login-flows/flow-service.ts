@@ -1,7 +1,8 @@
 import type { Clock } from '../../lib/clock.js';
 import type { RateLimitRule } from '../../lib/rate.js';
 import { TOKEN_FORMAT, newToken, randomSecret, secretsEqual } from '../../lib/tokens.js';
-import { DomainError, notFound } from '../errors.js';
+import { DomainError, type ErrorCode, notFound } from '../errors.js';
+import { newId } from '../../lib/ids.js';
 import { consumeRateLimit, consumeRateLimits } from '../rate-limit/rate-limiter.js';
 import type { MintedSession, SessionDevice } from '../sessions/session.js';
 import type { IdentityRecord } from '../identities/identity.js';
@@ -21,7 +22,13 @@ import type { SignInMethodId } from '../sign-in/methods.js';
 import type { Store } from '../store.js';
 import type { LegacyTokens } from '../tokens/legacy-tokens.js';
 import { addressKey } from './address-key.js';
-import { type FlowErrorRecord, type FlowRecord, type FlowState, isFlowOpen } from './flow.js';
+import {
+  type FlowErrorRecord,
+  type FlowKind,
+  type FlowRecord,
+  type FlowState,
+  isFlowOpen,
+} from './flow.js';
 import { resolveReturnTo } from './return-to.js';
 
 export interface FlowSettings {
@@ -32,7 +39,16 @@ export interface FlowSettings {
   createRule: RateLimitRule;
   /** Every submission to a flow, whatever the method, per client address. */
   submitRule: RateLimitRule;
+  /**
+   * SERVICE_REGISTRATION_EMAIL=verified: an identity whose address is not verified yet signs
+   * in on no flow (docs/registration.md); one without an address is not concerned.
+   */
+  requireVerifiedEmail?: boolean;
 }
+
+/** Why a right sign-in was refused in `verified` mode; the hosted page words it by `reason`. */
+export const EMAIL_VERIFICATION_REQUIRED =
+  'This account’s email address is not confirmed yet: confirm it with the mailed code or link first (docs/registration.md).';
 
 export interface FlowDeps extends CompleteSignInDeps {
   store: Pick<
@@ -68,9 +84,18 @@ export interface FlowStart {
   address: string;
   /** Origins and origin+path prefixes a `return_to` may point to. */
   allowList: readonly string[];
+  /** Default `login`. */
+  kind?: FlowKind;
 }
 
-export async function startFlow(deps: FlowDeps, input: FlowStart): Promise<FlowRecord> {
+/**
+ * `GET /v1/login` and `GET /v1/registration`: a new flow, counted against the client
+ * address (one counter for both kinds: each is a row anyone may ask for).
+ */
+export async function startFlow(
+  deps: Pick<FlowDeps, 'store' | 'clock' | 'flows'>,
+  input: FlowStart,
+): Promise<FlowRecord> {
   await consumeRateLimit(
     deps.store,
     deps.clock,
@@ -82,15 +107,17 @@ export async function startFlow(deps: FlowDeps, input: FlowStart): Promise<FlowR
       ? null
       : resolveReturnTo(input.returnTo, input.allowList);
   const now = deps.clock.now();
+  const kind = input.kind ?? 'login';
   const flow: FlowRecord = {
     id: newToken('flow'),
+    kind,
     csrf_token: randomSecret(),
     return_to: returnTo,
     state: 'created',
     failed_attempts: 0,
     issued_at: now,
     expires_at: now + deps.flows.ttlMs,
-    identity_id: null,
+    identity_id: kind === 'registration' ? newId() : null,
     first_method: null,
   };
   await deps.store.insertFlow({ ...flow, token_format: TOKEN_FORMAT });
@@ -98,12 +125,17 @@ export async function startFlow(deps: FlowDeps, input: FlowStart): Promise<FlowR
 }
 
 /**
- * Any flow by id, whatever its state; an id that cannot be a flow id (its checksum
- * included, docs/tokens.md) is not looked up.
+ * Any flow of `kind` by id, whatever its state; an id that cannot be a flow id (its
+ * checksum included, docs/tokens.md) is not looked up, and a flow of another kind is not
+ * found: a registration flow signs no one in, a login flow signs no one up.
  */
-export async function findFlow(deps: FlowLookup, id: string): Promise<FlowRecord> {
+export async function findFlow(
+  deps: FlowLookup,
+  id: string,
+  kind: FlowKind = 'login',
+): Promise<FlowRecord> {
   const flow = deps.legacyTokens.accepts('flow', id) ? await deps.store.findFlow(id) : undefined;
-  if (!flow) throw notFound();
+  if (!flow || flow.kind !== kind) throw notFound();
   return flow;
 }
 
@@ -131,15 +163,16 @@ export interface FlowSubmission {
 }
 
 /** What the request tells about the page a submission or a challenge request comes from. */
-export type FlowPage = Pick<SignInContext, 'origins' | 'host'>;
+export type FlowPage = Pick<SignInContext, 'origins' | 'host' | 'locale'>;
 
 /** The flow, open, and the CSRF token its page was given; else `invalid_token`. */
 export async function requireOpenFlow(
-  deps: FlowDeps,
+  deps: FlowLookup & Pick<FlowDeps, 'clock'>,
   flowId: string,
   csrf: unknown,
+  kind: FlowKind = 'login',
 ): Promise<FlowRecord> {
-  const flow = await findFlow(deps, flowId);
+  const flow = await findFlow(deps, flowId, kind);
   if (!isFlowOpen(flow, deps.clock.now())) throw new DomainError('invalid_token');
   if (typeof csrf !== 'string' || !secretsEqual(flow.csrf_token, csrf)) {
     throw new DomainError('invalid_token');
@@ -153,19 +186,41 @@ function contextOf(flow: FlowRecord, page: FlowPage): SignInContext {
   return { flowId: flow.id, flowExpiresAt: flow.expires_at, ...page };
 }
 
+/** A method the operator turned off is no route at all: `not_found`, before anything else. */
+export function requireAvailable<Deps>(
+  deps: Deps,
+  method: Pick<SignInMethod<SignInMethodId, unknown, Deps>, 'available'>,
+): void {
+  if (method.available && !method.available(deps)) throw notFound();
+}
+
+/** A challenge just issued: the flow it is for and what the client needs to answer it. */
+export interface IssuedChallenge {
+  flow: FlowRecord;
+  options: Record<string, unknown>;
+}
+
 /**
  * `POST /v1/flows/{id}/<method>/options`, for a method that answers a challenge: the flow
  * must be open and the CSRF token its own, as for a submission; the method issues the
- * challenge bound to the flow. Counts nothing: it proves nothing about anyone.
+ * challenge from the request's `fields`. Counts nothing on the flow: it proves nothing
+ * about anyone.
  */
 export async function challengeForFlow<Input, Deps>(
   deps: FlowDeps & Deps,
   method: SignInMethod<SignInMethodId, Input, Deps>,
-  input: { flowId: string; csrfToken: unknown; page: FlowPage },
-): Promise<Record<string, unknown>> {
+  input: {
+    flowId: string;
+    csrfToken: unknown;
+    page: FlowPage;
+    fields?: Readonly<Record<string, unknown>>;
+  },
+): Promise<IssuedChallenge> {
+  requireAvailable(deps, method);
   if (!method.challenge) throw notFound();
   const flow = await requireOpenFlow(deps, input.flowId, input.csrfToken);
-  return method.challenge(deps, contextOf(flow, input.page));
+  const options = await method.challenge(deps, contextOf(flow, input.page), input.fields ?? {});
+  return { flow, options };
 }
 
 export interface CompletedFlow {
@@ -184,14 +239,20 @@ export type FlowSubmitResult =
   ({ completed: true } & CompletedFlow) | ({ completed: false } & WaitingFlow);
 
 /**
+ * What a flow records and counts to its cap: a verdict on credentials, or, on a
+ * registration flow, a name or address found taken (docs/registration.md).
+ */
+export type FlowFailure = CredentialFailure | Extract<ErrorCode, 'username_taken' | 'email_taken'>;
+
+/**
  * Counting comes first: its UPDATE takes the flow's row lock, so of failures racing past the
  * cap only those that were counted leave an error row, and a closed flow's list stops growing.
  * Returns whether the failure was counted: false when the flow was closed meanwhile.
  */
 async function recordFailure(
-  deps: FlowDeps,
+  deps: Pick<FlowDeps, 'store' | 'clock' | 'flows'>,
   flowId: string,
-  code: CredentialFailure,
+  code: FlowFailure,
 ): Promise<boolean> {
   return deps.store.transaction(async (tx) => {
     if (!(await tx.countFailedAttempt(flowId, deps.flows.maxAttempts))) return false;
@@ -207,9 +268,9 @@ async function recordFailure(
  * read just after the winner used it is a lost race, not a wrong answer.
  */
 export async function refuseOnFlow(
-  deps: FlowDeps,
+  deps: Pick<FlowDeps, 'store' | 'clock' | 'flows'>,
   flowId: string,
-  code: CredentialFailure,
+  code: FlowFailure,
 ): Promise<never> {
   const counted = await recordFailure(deps, flowId, code);
   throw new DomainError(counted ? code : 'invalid_token');
@@ -276,6 +337,7 @@ export async function submitToFlow<Input, Deps>(
   method: SignInMethod<SignInMethodId, Input, Deps>,
   input: FlowSubmission,
 ): Promise<FlowSubmitResult> {
+  requireAvailable(deps, method);
   const flow = await requireOpenFlow(deps, input.flowId, input.csrfToken);
   const submitted = method.parse(input.fields);
 
@@ -293,6 +355,12 @@ export async function submitToFlow<Input, Deps>(
   if ('failure' in outcome) return refuseOnFlow(deps, flow.id, outcome.failure);
 
   const { identity } = outcome;
+  // The credentials were right: no failed attempt, and the flow stays open for after.
+  if (deps.flows.requireVerifiedEmail && identity.email !== null && !identity.email_verified_at) {
+    throw new DomainError('forbidden', EMAIL_VERIFICATION_REQUIRED, {
+      reason: 'email_verification_required',
+    });
+  }
   const redeem = outcome.redeem ? [outcome.redeem] : [];
   const secondFactor = method.assurance === 'aal1' ? await deps.secondFactorsOf(identity.id) : [];
   if (secondFactor.length > 0) {

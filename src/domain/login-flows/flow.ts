@@ -7,15 +7,26 @@ import { hashToken, secretsEqual } from '../../lib/tokens.js';
  */
 export type FlowState = 'created' | 'second_factor_required' | 'completed' | 'failed';
 
+/**
+ * What a flow is for: signing in (`GET /v1/login`), or signing up (`GET /v1/registration`,
+ * docs/registration.md). A flow serves only the routes of its kind.
+ */
+export type FlowKind = 'login' | 'registration';
+
 export interface FlowRecord {
   id: string;
+  kind: FlowKind;
   csrf_token: string;
   return_to: string | null;
   state: FlowState;
   failed_attempts: number;
   issued_at: number;
   expires_at: number;
-  /** Whose second factor a `second_factor_required` flow waits for; null before. */
+  /**
+   * Whose second factor a `second_factor_required` flow waits for; null before. A
+   * registration flow holds the id its new identity will have from the start: a passkey
+   * created during sign-up carries it as its user handle.
+   */
   identity_id: string | null;
   /** The first factor's method id, the session's `authenticated_via` once the flow completes. */
   first_method: string | null;

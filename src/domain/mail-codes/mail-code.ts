@@ -3,10 +3,11 @@ import { randomSecret } from '../../lib/tokens.js';
 
 /**
  * What a mailed code proves. `verification`: the recipient holds the address (an address
- * change, later sign-up). Recovery and email sign-in codes (later steps) add their own
- * purpose to the same table and the same checks.
+ * change, later sign-up). `sign_in`: the holder of an identity's verified address signs in
+ * (the sign-in method `email_code`, docs/email-code.md). Each purpose has its own codes in
+ * the same table, with the same checks.
  */
-export type MailCodePurpose = 'verification';
+export type MailCodePurpose = 'verification' | 'sign_in' | 'recovery';
 
 /**
  * `pending` until it is used (`used`), a newer code for the same identity and purpose

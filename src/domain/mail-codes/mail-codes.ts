@@ -172,6 +172,17 @@ export function requireOpenCode(record: MailCodeRecord, csrf: unknown, now: numb
 /** The proof a submission carries: the typed code, or the link's token. */
 export type CodeProof = { code: string } | { token: string };
 
+/** Whether the proof is the code's (or its link's), by a constant-time MAC comparison. */
+export function proofMatches(
+  deps: Pick<MailCodeDeps, 'secretBox'>,
+  record: MailCodeRecord,
+  proof: CodeProof,
+): boolean {
+  return 'token' in proof
+    ? deps.secretBox.verifyMac(tokenContext(record.id), proof.token, record.token_hash)
+    : deps.secretBox.verifyMac(codeContext(record.id), normaliseCode(proof.code), record.code_hash);
+}
+
 /**
  * Checks the proof in constant time (a MAC comparison). A wrong one is counted (one
  * conditional UPDATE, closing the code at the cap) and refused as `invalid_credentials`;
@@ -183,15 +194,7 @@ export async function checkProof(
   proof: CodeProof,
   settings: MailCodeSettings = MAIL_CODE_SETTINGS,
 ): Promise<void> {
-  const right =
-    'token' in proof
-      ? deps.secretBox.verifyMac(tokenContext(record.id), proof.token, record.token_hash)
-      : deps.secretBox.verifyMac(
-          codeContext(record.id),
-          normaliseCode(proof.code),
-          record.code_hash,
-        );
-  if (right) return;
+  if (proofMatches(deps, record, proof)) return;
   const counted = await deps.store.countMailCodeAttempt(record.id, settings.maxAttempts);
   throw new DomainError(counted ? 'invalid_credentials' : 'invalid_token');
 }

@@ -78,10 +78,11 @@ export const BUILT_IN: Record<'en' | 'de', Record<TemplateName, Template>> = {
     },
     recovery_code: {
       subject: 'Your account recovery code: {{code}}',
-      text: 'Your code to recover your account is {{code}}.\n\nIf you did not ask for it, someone may be trying to get into your account: do not pass the code on.\n',
+      text: 'Your code to recover your account and set a new password is {{code}}.\n\nOr open this link: {{link}}\n\nIt works for 15 minutes. If you did not ask for it, someone may be trying to get into your account: do not pass the code on, and ignore this mail; your password stays as it is.\n',
       html: html(
-        `Your code to recover your account is ${CODE}.`,
-        'If you did not ask for it, someone may be trying to get into your account: do not pass the code on.',
+        `Your code to recover your account and set a new password is ${CODE}.`,
+        'Or <a href="{{link}}">set a new password here</a>.',
+        'It works for 15 minutes. If you did not ask for it, someone may be trying to get into your account: do not pass the code on, and ignore this mail; your password stays as it is.',
       ),
     },
     sign_in_code: {
@@ -137,10 +138,11 @@ export const BUILT_IN: Record<'en' | 'de', Record<TemplateName, Template>> = {
     },
     recovery_code: {
       subject: 'Ihr Wiederherstellungscode: {{code}}',
-      text: 'Ihr Code zur Wiederherstellung Ihres Kontos lautet {{code}}.\n\nFalls Sie ihn nicht angefordert haben, versucht womöglich jemand, in Ihr Konto zu gelangen: Geben Sie den Code nicht weiter.\n',
+      text: 'Ihr Code zur Wiederherstellung Ihres Kontos und für ein neues Passwort lautet {{code}}.\n\nOder öffnen Sie diesen Link: {{link}}\n\nEr gilt 15 Minuten. Falls Sie ihn nicht angefordert haben, versucht womöglich jemand, in Ihr Konto zu gelangen: Geben Sie den Code nicht weiter und ignorieren Sie diese E-Mail; Ihr Passwort bleibt, wie es ist.\n',
       html: html(
-        `Ihr Code zur Wiederherstellung Ihres Kontos lautet ${CODE}.`,
-        'Falls Sie ihn nicht angefordert haben, versucht womöglich jemand, in Ihr Konto zu gelangen: Geben Sie den Code nicht weiter.',
+        `Ihr Code zur Wiederherstellung Ihres Kontos und für ein neues Passwort lautet ${CODE}.`,
+        'Oder <a href="{{link}}">legen Sie hier ein neues Passwort fest</a>.',
+        'Er gilt 15 Minuten. Falls Sie ihn nicht angefordert haben, versucht womöglich jemand, in Ihr Konto zu gelangen: Geben Sie den Code nicht weiter und ignorieren Sie diese E-Mail; Ihr Passwort bleibt, wie es ist.',
       ),
     },
     sign_in_code: {

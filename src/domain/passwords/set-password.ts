@@ -59,27 +59,48 @@ export async function setPassword(
   });
   // Hashed before the transaction: argon2 must never hold a database lock.
   const passwordHash = await deps.hasher.hash(password);
-  return deps.store.transaction(async (tx) => {
-    const now = deps.clock.now();
-    const updated = await tx.setIdentityPassword(identityId, passwordHash, now);
-    if (!updated) throw notFound();
-    // Before the revocation: a second step that claimed its flow first has committed its
-    // session by the time this UPDATE gets the flow's row, and the revocation sees it.
-    await tx.closeWaitingFlows(identityId);
-    const revoked = revokeSessions
-      ? await tx.revokeIdentitySessions(identityId, now, keepSession)
-      : 0;
-    await deps.audit.write(tx, actor, {
-      action: 'identity_set_password',
-      target_identity: identityId,
-      details: {
-        credential: 'password',
-        revoke_sessions: revokeSessions,
-        revoked_sessions: revoked,
-        ...(keepSession === undefined ? {} : { kept_session: keepSession }),
-      },
-    });
-    await noticeFor(tx, deps, updated, 'password_changed', origin);
-    return { identity: toIdentity(updated), revoked_sessions: revoked };
+  return deps.store.transaction((tx) =>
+    writePasswordChange({ ...deps, store: tx }, actor, identityId, passwordHash, {
+      revokeSessions,
+      keepSession,
+      origin,
+    }),
+  );
+}
+
+/**
+ * The writes of a password change, through `deps.store`, a transaction the caller holds (a
+ * recovery spends its code and mints its session in the same one): the new hash (already
+ * hashed: argon2 never runs inside a transaction), the waiting flows closed, the sessions
+ * revoked, the audit row and the notice, as `setPassword` says.
+ */
+export async function writePasswordChange(
+  deps: Omit<SetPasswordDeps, 'hasher' | 'passwordPolicy'>,
+  actor: Actor,
+  identityId: string,
+  passwordHash: string,
+  { revokeSessions = true, keepSession, origin }: SetPasswordOptions = {},
+): Promise<PasswordChange> {
+  const tx = deps.store;
+  const now = deps.clock.now();
+  const updated = await tx.setIdentityPassword(identityId, passwordHash, now);
+  if (!updated) throw notFound();
+  // Before the revocation: a second step that claimed its flow first has committed its
+  // session by the time this UPDATE gets the flow's row, and the revocation sees it.
+  await tx.closeWaitingFlows(identityId);
+  const revoked = revokeSessions
+    ? await tx.revokeIdentitySessions(identityId, now, keepSession)
+    : 0;
+  await deps.audit.write(tx, actor, {
+    action: 'identity_set_password',
+    target_identity: identityId,
+    details: {
+      credential: 'password',
+      revoke_sessions: revokeSessions,
+      revoked_sessions: revoked,
+      ...(keepSession === undefined ? {} : { kept_session: keepSession }),
+    },
   });
+  await noticeFor(tx, deps, updated, 'password_changed', origin);
+  return { identity: toIdentity(updated), revoked_sessions: revoked };
 }

@@ -3,8 +3,13 @@ import { type Identity, type IdentityRecord, toIdentity } from '../identities/id
 import type { Assurance } from '../sign-in/method.js';
 import type { SignInMethodId } from '../sign-in/methods.js';
 
-/** The sign-in method a session was made by (`authenticated_via`). */
-export type AuthenticationMethod = SignInMethodId;
+/**
+ * How a session was made (`authenticated_via`): a sign-in method, or `recovery`, a new
+ * password set with a mailed code (docs/recovery.md), which is no sign-in method of the
+ * login page but mints its session through the same completeSignIn.
+ */
+export type AuthenticationMethod = SignInMethodId | typeof RECOVERY_SIGN_IN;
+export const RECOVERY_SIGN_IN = 'recovery';
 
 export interface SessionRecord {
   id: string;

@@ -6,7 +6,7 @@ import { mintSession } from '../sessions/session-service.js';
 import type { MintedSession, SessionDevice } from '../sessions/session.js';
 import type { Store } from '../store.js';
 import type { Assurance, Redemption } from './method.js';
-import type { SignInMethodId } from './methods.js';
+import type { AuthenticationMethod } from '../sessions/session.js';
 
 export interface CompleteSignInDeps {
   clock: Clock;
@@ -19,7 +19,7 @@ export interface CompleteSignInDeps {
  * and what its verified credentials must still hold at the mint (method.ts `Redemption`).
  */
 export interface SignedInBy {
-  id: SignInMethodId;
+  id: AuthenticationMethod;
   assurance: Assurance;
   redeem?: readonly Redemption[];
 }

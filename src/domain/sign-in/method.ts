@@ -64,6 +64,8 @@ export interface SignInContext {
   origins: readonly string[];
   /** The host name browsers address the service by (SERVICE_PUBLIC_URL's, else the request's). */
   host: string;
+  /** The browser's first language (Accept-Language), for what a method mails; none: English. */
+  locale?: string;
 }
 
 /**
@@ -104,8 +106,19 @@ export interface SignInMethod<Id extends string, Input, Deps> {
     context?: SignInContext,
   ): Promise<SignInOutcome>;
   /**
-   * Only for methods that answer a challenge: issues one bound to the flow (it expires with
-   * the flow and a later call replaces it) and returns what the client needs to answer it.
+   * Only for methods that answer a challenge: issues one (bound to the flow, or to what
+   * `fields` name; a later call replaces it) and returns what the client needs to answer it.
+   * `fields`: the request's body but its CSRF token (a passkey's has none, an email code's
+   * the address to mail).
    */
-  challenge?(deps: Deps, context: SignInContext): Promise<Record<string, unknown>>;
+  challenge?(
+    deps: Deps,
+    context: SignInContext,
+    fields: Readonly<Record<string, unknown>>,
+  ): Promise<Record<string, unknown>>;
+  /**
+   * Only for a method the operator turns on or off: false, and every flow route of the
+   * method answers 404 `not_found` before anything else, and no page offers it.
+   */
+  available?(deps: Deps): boolean;
 }

@@ -1,3 +1,4 @@
+import { emailCodeMethod, type EmailCodeMethodDeps } from './email-code/email-code-method.js';
 import { linkMethod, type LinkMethodDeps } from './link/link-method.js';
 import { passkeyMethod, type PasskeyMethodDeps } from './passkey/passkey-method.js';
 import { passwordMethod, type PasswordMethodDeps } from './password/password-method.js';
@@ -7,7 +8,13 @@ import { providerMethod, type ProviderMethodDeps } from './provider/provider-met
  * Every sign-in method. Sessions' `authenticated_via`, the flow routes and the browser
  * CORS zone are all built from this list (and the HTTP surfaces in http/flow-methods.ts).
  */
-export const SIGN_IN_METHODS = [passwordMethod, linkMethod, passkeyMethod, providerMethod] as const;
+export const SIGN_IN_METHODS = [
+  passwordMethod,
+  linkMethod,
+  passkeyMethod,
+  emailCodeMethod,
+  providerMethod,
+] as const;
 
 export type SignInMethodId = (typeof SIGN_IN_METHODS)[number]['id'];
 
@@ -17,4 +24,5 @@ export const SIGN_IN_METHOD_IDS: readonly SignInMethodId[] = SIGN_IN_METHODS.map
 export type SignInMethodDeps = PasswordMethodDeps &
   LinkMethodDeps &
   PasskeyMethodDeps &
+  EmailCodeMethodDeps &
   ProviderMethodDeps;

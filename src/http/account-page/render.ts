@@ -1,5 +1,5 @@
 import type { Identity } from '../../domain/identities/identity.js';
-import { emailSection } from './email-section.js';
+import { type PendingEmail, emailSection } from './email-section.js';
 import { escapeHtml } from '../login-page/render.js';
 import { signOutForm } from '../login-page/sign-out.js';
 import type { SessionListItem } from '../session-list.js';
@@ -30,6 +30,8 @@ export interface AccountPageInput {
    * current one only after a sign-in with that factor, which the section then offers.
    */
   stepUpUrl: string | null;
+  /** The address waiting for its mailed code (an open verification), with the code's id. */
+  pendingEmail: PendingEmail | null;
   /** A success sentence after a form post (role=status). */
   notice?: string;
   /** A failure sentence (role=alert), with the form it is about. */
@@ -177,7 +179,7 @@ ${notice}<p>Signed in as <strong>${escapeHtml(name)}</strong> (${escapeHtml(user
 <li><a href="/v1/account/connections">Connected accounts</a></li>
 </ul></nav>
 ${profileSection(input)}
-${emailSection(input.identity, input.csrfToken)}
+${emailSection(input.identity, input.csrfToken, input.pendingEmail)}
 ${passwordSection(input)}
 ${sessionsSection(input)}
 </main>

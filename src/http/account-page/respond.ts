@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { needsStepUp } from '../../domain/account/credential-change.js';
 import type { DomainError } from '../../domain/errors.js';
 import { resolveReturnTo } from '../../domain/login-flows/return-to.js';
+import { isMailCodeOpen } from '../../domain/mail-codes/mail-codes.js';
 import { isRecentSignIn } from '../../domain/sessions/recent-sign-in.js';
 import type { Session } from '../../domain/sessions/session.js';
 import { accountCsrfToken } from '../account-session.js';
@@ -58,11 +59,13 @@ export async function renderAccountPage(
 ): Promise<string> {
   const now = deps.clock.now();
   const identityId = session.identity.id;
-  const [record, listed, stepUp] = await Promise.all([
+  const [record, listed, stepUp, waiting] = await Promise.all([
     deps.store.findIdentityById(identityId),
     listIdentitySessions(deps, identityId),
     needsStepUp(deps.store, session),
+    deps.store.listPendingMailCodes(identityId, 'verification'),
   ]);
+  const pending = waiting.find((code) => isMailCodeOpen(code, now));
   const signedInAt = Date.parse(session.issued_at);
   const windowMs = deps.config.privilegedWindowMs;
   const recent = !stepUp && isRecentSignIn(signedInAt, now, windowMs);
@@ -76,6 +79,7 @@ export async function renderAccountPage(
     csrfToken: accountCsrfToken(deps, session),
     recentUntil: recent ? signedInAt + windowMs : null,
     stepUpUrl: stepUp ? accountLoginUrl(deps, request) : null,
+    pendingEmail: pending ? { address: pending.address, codeId: pending.id } : null,
     ...extras,
   });
 }

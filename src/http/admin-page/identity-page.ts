@@ -17,6 +17,7 @@ export const IDENTITY_NOTICES = {
   'passkeys-reset': 'Its passkeys were removed.',
   'second-factor-reset': 'Its second factor was removed.',
   'email-verified': 'Its email address is now verified.',
+  'recovery-sent': 'A recovery mail is on its way to its verified address.',
 } as const;
 export type IdentityNotice = keyof typeof IDENTITY_NOTICES;
 
@@ -106,6 +107,7 @@ function actions(input: IdentityPageInput): string {
       danger: true,
     }),
     actionForm(input, 'reset-second-factor', 'Remove the second factor', { danger: true }),
+    actionForm(input, 'send-recovery', 'Send a recovery mail'),
   );
   return section(
     'actions-heading',

@@ -32,6 +32,8 @@ import { adminErrorHandler, sendAdminHtml, sentence } from './respond.js';
 import { Html, REFUSALS, SIGNED_OUT } from './schemas.js';
 import { serviceTokenRoutes } from './service-token-routes.js';
 import { webhookRoutes } from './webhook-routes.js';
+import { sendRecoveryMail } from '../../domain/recovery/request-recovery.js';
+import { recoveryDeps } from '../routes/recovery.js';
 import { oidcRoutes } from './oidc-routes.js';
 
 /**
@@ -305,4 +307,24 @@ function identityActions(app: FastifyInstance, deps: AppDeps): void {
     await removeSecondFactor(deps, actor, id, 'identity_second_factor_reset');
     return 'second-factor-reset';
   });
+  // The recovery mail the user could ask for themselves (docs/recovery.md), to the
+  // identity's verified address only; refused (422, said on the page) when it has none.
+  app.post<IdRoute>(
+    `${ADMIN_PATHS.identities}/:id/send-recovery`,
+    { ...adminFormHooks(deps, { destructive: true }), schema },
+    async (request, reply) => {
+      const session = await operatorOf(deps, request);
+      if (!isUuid(request.params.id)) throw notFound();
+      const actor = operatorActor(session.identity, request.ip);
+      await sendRecoveryMail(
+        recoveryDeps(deps, request),
+        actor,
+        request.params.id,
+        deps.config.flowTtlMs,
+      );
+      return reply
+        .header('cache-control', 'no-store')
+        .redirect(`${ADMIN_PATHS.identity(request.params.id)}?done=recovery-sent`, 303);
+    },
+  );
 }

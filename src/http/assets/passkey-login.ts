@@ -52,6 +52,8 @@ export const PASSKEY_LOGIN_JS = `'use strict';
     var code = answer.body && answer.body.error;
     if (code === 'invalid_credentials') return 'That passkey is not registered here, or it could not be verified.';
     if (code === 'identity_disabled') return 'This account is disabled. Contact your administrator.';
+    // The one refusal of a right passkey from this page: an address not confirmed yet.
+    if (code === 'forbidden') return 'Confirm your email address first: open the link in the mail we sent you.';
     if (code === 'rate_limited') return 'Too many attempts. Try again in a moment.';
     if (code === 'invalid_token') return 'This sign-in form has expired or was used. Reload the page.';
     return 'Sign-in with a passkey did not work. Try again.';

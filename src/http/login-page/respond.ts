@@ -119,6 +119,12 @@ export function formMessage(error: DomainError): string {
 
 /** Title and sentence for a failure after which this form cannot be used any more. */
 function deadEnd(error: DomainError, flow: FlowRecord | undefined, now: number): [string, string] {
+  if (error.reason === 'email_verification_required') {
+    return [
+      'Confirm your email address',
+      'Your email address is not confirmed yet. Open the link in the mail we sent you, or type its code on the page it opens, then sign in again.',
+    ];
+  }
   if (error.code === 'forbidden') {
     return ['Request refused', 'This sign-in form was sent from another site, so it was refused.'];
   }
@@ -189,7 +195,9 @@ export function sendFailurePage(
     reply.header('retry-after', String(error.retryAfterSeconds));
   }
   const { flow } = context;
-  if (flow && context.formUsable && code !== 'forbidden' && code !== 'invalid_token') {
+  // A not_found with a flow at hand is a method turned off (its form must not come back).
+  const usable = code !== 'forbidden' && code !== 'invalid_token' && code !== 'not_found';
+  if (flow && context.formUsable && usable) {
     const page = context.renderForm
       ? context.renderForm(error)
       : loginPage({

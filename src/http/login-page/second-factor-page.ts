@@ -54,7 +54,7 @@ ${csrf}
   return layout(
     'Two-step verification',
     `<h1>Two-step verification</h1>
-<p>Your password was right. Enter the code your authenticator app shows for this account.</p>
+<p>Your first step was right. Enter the code your authenticator app shows for this account.</p>
 ${alert}${totp}${recovery}${destination(flow)}`,
   );
 }

@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TProperties, Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { loginOffers } from '../login-page/offers.js';
 import {
@@ -20,6 +20,7 @@ import {
   type FlowDeps,
   challengeForFlow,
   findFlowWithErrors,
+  requireAvailable,
   startFlow,
   submitToFlow,
 } from '../../domain/login-flows/flow-service.js';
@@ -131,6 +132,21 @@ export const ChallengeOptionsSchema = Type.Object(
   },
   { description: 'A challenge for the flow and the options around it.' },
 );
+/** A challenge's body: the method's challenge fields, if any, and the CSRF token. */
+const challengeBody = (fields: TProperties) =>
+  Type.Object(
+    { ...fields, csrf_token: ChallengeBody.properties.csrf_token },
+    { additionalProperties: false },
+  );
+/**
+ * The challenge bodies of the methods whose challenge takes fields, built once: the OpenAPI
+ * document names them. The others take `ChallengeBody`.
+ */
+export const CHALLENGE_BODIES = new Map<string, ReturnType<typeof challengeBody>>(
+  FLOW_METHODS.flatMap(({ method, challenge }) =>
+    challenge?.fields ? [[method.id, challengeBody(challenge.fields)] as const] : [],
+  ),
+);
 export const submitBody = (surface: Pick<FlowMethodSurface, 'fields'>) =>
   Type.Object(
     {
@@ -178,6 +194,7 @@ export function flowDepsOf(
       maxAttempts: deps.config.flowMaxAttempts,
       createRule: deps.config.rateLimits.flowCreateIp,
       submitRule: deps.config.rateLimits.loginIp,
+      requireVerifiedEmail: deps.config.registration.email === 'verified',
     },
     secondFactorsOf: (identityId) => enrolledSecondFactors(deps.store, identityId),
   };
@@ -198,9 +215,11 @@ export async function postedFlow(
 > {
   const now = deps.clock.now();
   const id = request.params.id;
-  const flow = deps.legacyTokens.accepts('flow', id)
+  const found = deps.legacyTokens.accepts('flow', id)
     ? await deps.store.findFlow(id).catch(() => undefined)
     : undefined;
+  // A registration flow's form is not this page's (docs/registration.md).
+  const flow = found?.kind === 'login' ? found : undefined;
   const csrf = request.body?.csrf_token;
   if (
     flow !== undefined &&
@@ -369,44 +388,76 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
     },
   );
 
-  /** A form post's failure: the page again, or a dead end, never a raw JSON document. */
-  async function formFailure(
-    error: unknown,
-    request: FastifyRequest<SubmitRoute>,
-    reply: FastifyReply,
-  ): Promise<FastifyReply> {
-    const { flow, formUsable, now } = await postedFlow(deps, request, isFlowOpen);
-    const username = request.body?.username;
-    return sendFailurePage(request, reply, error, {
-      flow,
-      formUsable,
-      username: typeof username === 'string' ? username : undefined,
-      now,
-      ...(flow ? { offers: loginOffers(deps, flow) } : {}),
-    });
-  }
+  /**
+   * A form post's failure: the page again, or a dead end, never a raw JSON document. The
+   * page is the method's own step (`formPage`) where it has one, else the login page.
+   */
+  const formFailureOf =
+    (surface: FlowMethodSurface, step: 'challenge' | 'submit') =>
+    async (
+      error: unknown,
+      request: FastifyRequest<SubmitRoute>,
+      reply: FastifyReply,
+    ): Promise<FastifyReply> => {
+      const { flow, formUsable, now } = await postedFlow(deps, request, isFlowOpen);
+      const username = request.body?.username;
+      const formPage = surface.formPage;
+      const fields: Record<string, unknown> = { ...request.body };
+      delete fields.csrf_token;
+      return sendFailurePage(request, reply, error, {
+        flow,
+        formUsable,
+        username: typeof username === 'string' ? username : undefined,
+        now,
+        ...(flow ? { offers: loginOffers(deps, flow) } : {}),
+        ...(flow && formPage
+          ? { renderForm: (refusal) => formPage({ flow, step, fields, error: refusal }) }
+          : {}),
+      });
+    };
 
   for (const surface of FLOW_METHODS) {
     const { method, challenge } = surface;
     if (!challenge) continue;
-    app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ChallengeBody> | undefined }>(
+    const formFailure = formFailureOf(surface, 'challenge');
+    app.post<SubmitRoute>(
       flowChallengeUrl(method.id),
       {
         config: { action: `flow_${method.id}_options` },
         onRequest: refuseForeignOrigin((request) => flowSubmitOrigins(request, deps.config)),
+        errorHandler: (error, request, reply) =>
+          isFormPost(request) && surface.formPage
+            ? formFailure(error, request as FastifyRequest<SubmitRoute>, reply)
+            : handleError(error, request, reply),
         schema: {
           operationId: `challengeFlow${pascalCase(method.id)}`,
           summary: challenge.summary,
           tags: ['flows'],
           description: challenge.description,
           security: OPTIONAL_SERVICE_TOKEN,
+          ...(surface.formPage
+            ? { consumes: ['application/json', 'application/x-www-form-urlencoded'] }
+            : {}),
           params: IdParams,
           headers: ClientIpHeader,
-          body: ChallengeBody,
-          response: responses({ 200: ChallengeOptionsSchema }, [...BROWSER_ERRORS, 404, 429]),
+          body: CHALLENGE_BODIES.get(method.id) ?? ChallengeBody,
+          response: responses(
+            {
+              200: surface.formPage
+                ? jsonOrPage(
+                    challenge.response ?? ChallengeOptionsSchema,
+                    'The challenge (JSON), or for a form post the page asking for the answer',
+                  )
+                : (challenge.response ?? ChallengeOptionsSchema),
+            },
+            [...BROWSER_ERRORS, 404, 429],
+            { html: surface.formPage !== undefined },
+          ),
         },
       },
       async (request, reply) => {
+        // A method turned off is no route: not counted, nothing looked up.
+        requireAvailable(flowDeps, method);
         // Counted before the flow is looked up: each request costs a read and a challenge
         // write, and an unauthenticated caller needs no valid flow to send it.
         const address = await addressOf(deps, request);
@@ -416,11 +467,22 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
           `flow-challenge:ip:${addressKey(address)}`,
           deps.config.rateLimits.challengeIp,
         );
-        const options = await challengeForFlow(flowDeps, method, {
+        const { csrf_token: csrfToken, ...fields } = request.body ?? {};
+        const { flow, options } = await challengeForFlow(flowDeps, method, {
           flowId: request.params.id,
-          csrfToken: request.body?.csrf_token,
+          csrfToken,
           page: flowPage(request, deps.config),
+          fields,
         });
+        if (isFormPost(request) && surface.formPage) {
+          const page = surface.formPage({ flow, step: 'challenge', fields: options });
+          return sendPage(
+            reply.header('cache-control', 'no-store'),
+            200,
+            page,
+            landingOrigins(flow),
+          );
+        }
         return reply.header('cache-control', 'no-store').send({ options });
       },
     );
@@ -433,7 +495,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
       flowSubmitOptions(deps, {
         surface,
         signInAudit: signInAuditHooks(deps.audit, method, method.id),
-        formFailure,
+        formFailure: formFailureOf(surface, 'submit'),
         signedIn:
           'Signed in: the session (JSON), or the signed-in page for a form post without return_to; for a form post to an account with a second factor, the page asking for its code (no session yet)',
       }),

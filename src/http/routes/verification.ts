@@ -21,6 +21,7 @@ import { secretsEqual } from '../../lib/tokens.js';
 import { addressOf } from '../client-address.js';
 import type { AppDeps } from '../deps.js';
 import { handleError } from '../errors.js';
+import { mailLocaleOf } from '../mail-locale.js';
 import { isFormPost, prefersHtml, sendPage } from '../login-page/respond.js';
 import {
   flowSubmitOrigins,
@@ -84,10 +85,7 @@ export const VerifiedSchema = Type.Object({
 
 type SubmitRoute = { Params: Static<typeof IdParams>; Body: Static<typeof VerificationSubmitBody> };
 
-/** The first language of Accept-Language, for the mail; anything odd renders in English. */
-export function mailLocaleOf(request: FastifyRequest): string | undefined {
-  return request.headers['accept-language']?.split(',')[0]?.split(';')[0]?.trim() || undefined;
-}
+export { mailLocaleOf } from '../mail-locale.js';
 
 /**
  * The deps of the verification domain: the mail's link points to SERVICE_PUBLIC_URL, or,
@@ -168,7 +166,9 @@ export function verificationRoutes(app: FastifyInstance, deps: AppDeps): void {
       const returnTo = returnToOf(request, request.query.return_to);
       const now = deps.clock.now();
       if (!prefersHtml(request)) {
-        return reply.header('cache-control', 'no-store').send(toView(record, returnTo, now));
+        return reply
+          .header('cache-control', 'no-store')
+          .send(verificationView(record, returnTo, now));
       }
       const state = mailCodeViewState(record, now);
       if (state === 'expired') {
@@ -315,7 +315,9 @@ export function verificationRoutes(app: FastifyInstance, deps: AppDeps): void {
       });
       const now = deps.clock.now();
       if (!isFormPost(request)) {
-        return reply.header('cache-control', 'no-store').send(toView(record, returnTo, now));
+        return reply
+          .header('cache-control', 'no-store')
+          .send(verificationView(record, returnTo, now));
       }
       const page = verificationPage({ record, returnTo, notice: 'A new code was sent.' });
       return sendPage(reply, 200, page);
@@ -323,7 +325,8 @@ export function verificationRoutes(app: FastifyInstance, deps: AppDeps): void {
   );
 }
 
-function toView(record: MailCodeRecord, returnTo: string | null, now: number) {
+/** A verification flow as JSON: the flow, its state now and its CSRF token. */
+export function verificationView(record: MailCodeRecord, returnTo: string | null, now: number) {
   return {
     id: record.id,
     flow_id: record.id,

@@ -27,6 +27,7 @@ export const COPY_ORDER = [
   'mail_codes',
   'webhooks',
   'provider_authorizations',
+  'recovery_flows',
 ] as const satisfies readonly (keyof Database)[];
 
 export type CopiedTable = (typeof COPY_ORDER)[number];

@@ -15,6 +15,7 @@ export const FLOW_COLUMNS = Object.keys({
   issued_at: true,
   expires_at: true,
   token_format: true,
+  kind: true,
 } satisfies Record<keyof FlowRow, true>) as (keyof FlowRow)[];
 
 /** Every column of a session row, in the order the prepared insert binds them. */
