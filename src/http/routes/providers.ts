@@ -248,7 +248,8 @@ export function providerRoutes(app: FastifyInstance, deps: AppDeps): void {
     tags: ['flows'],
     description:
       "Where a provider sends the browser back: the redirect URI to register with it. Finishes the sign-in (or the account page's connection) the state names, in the browser that started it. Answers with a 303 (return_to, the account page, or the login UI with ?flow=), or a page. docs/providers.md.",
-    security: OPTIONAL_SERVICE_TOKEN,
+    // A browser's navigation from the provider, never a service's call.
+    security: [{}],
     params: CallbackParams,
     headers: ClientIpHeader,
     response: responses(
