@@ -4,6 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { createArgon2Hasher } from './adapters/argon2-hasher.js';
 import { createOtplibTotp } from './adapters/otplib-totp.js';
 import { simpleWebAuthn } from './adapters/webauthn.js';
+import { upstreamProviders } from './adapters/providers/index.js';
+import { ProviderSignInCounters } from './http/provider-metrics.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';
@@ -103,6 +105,8 @@ export async function buildServices(
       outboxCounters: new OutboxCounters(),
       notices: config.mailNotices,
       webhooks,
+      providers: upstreamProviders(config.providers),
+      providerSignIns: new ProviderSignInCounters(),
       signInEmailCode: config.signInEmailCode,
     };
     return {

@@ -1,7 +1,9 @@
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isNoticeKind, NOTICE_KINDS, type NoticeSettings } from './domain/notices/notices.js';
+import type { ProviderSettings } from './domain/providers/provider-settings.js';
 import { closest } from './lib/edit-distance.js';
+import { ProvidersFileError, parseProvidersFile } from './providers-file.js';
 import { type RateLimitRule, parseRateLimitRule } from './lib/rate.js';
 import {
   DATABASE_URL_FORMS,
@@ -78,6 +80,8 @@ export interface Config {
   signInEmailCode: boolean;
   /** SERVICE_PROVIDERS_FILE: the upstream providers' JSON file (docs/providers.md); null: none. */
   providersFile: string | null;
+  /** The providers that file declares, validated, their secrets read from the environment. */
+  providers: readonly ProviderSettings[];
 }
 
 export interface RegistrationConfig {
@@ -483,6 +487,27 @@ function mailNotices(env: Env): NoticeSettings {
   return new Set(names);
 }
 
+/** SERVICE_PROVIDERS_FILE read and checked at start-up: a bad entry stops it, named. */
+function providers(env: Env): ProviderSettings[] {
+  const file = optional(env, 'SERVICE_PROVIDERS_FILE');
+  if (file === null) return [];
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw ConfigError.unusable('SERVICE_PROVIDERS_FILE', file, `the file cannot be read (${code})`);
+  }
+  try {
+    return parseProvidersFile(text, env);
+  } catch (error) {
+    if (error instanceof ProvidersFileError) {
+      throw ConfigError.unusable('SERVICE_PROVIDERS_FILE', file, error.message);
+    }
+    throw error;
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = read(env, 'SERVICE_DATA_DIR');
   const databaseUrl = readDatabaseUrl(env, dataDir);
@@ -552,5 +577,6 @@ export function loadConfig(env: Env = process.env): Config {
     },
     signInEmailCode: onOff(env, 'SERVICE_SIGN_IN_EMAIL_CODE'),
     providersFile: optional(env, 'SERVICE_PROVIDERS_FILE'),
+    providers: providers(env),
   };
 }

@@ -13,6 +13,7 @@ import { identityCommands } from './identity.js';
 import { legacyTokenCommands } from './legacy-tokens.js';
 import { mailCommands } from './mail.js';
 import { webhookCommands } from './webhook.js';
+import { providerCommands } from './provider.js';
 import { oidcCommands } from './oidc.js';
 import { printJson, wantsJson } from './output.js';
 import { pepperCommands } from './pepper.js';
@@ -94,6 +95,7 @@ svcCommands(program);
 legacyTokenCommands(program);
 mailCommands(program);
 webhookCommands(program);
+providerCommands(program);
 
 try {
   await program.parseAsync(process.argv);

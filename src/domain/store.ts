@@ -14,6 +14,7 @@ import type { ServiceTokenStore } from './service-tokens/service-token-store.js'
 import type { SessionStore } from './sessions/session-store.js';
 import type { LegacyTokenStore } from './tokens/legacy-token-store.js';
 import type { WebhookStore } from './webhooks/webhook.js';
+import type { ProviderAuthorizationStore } from './providers/authorization.js';
 import type { RecoveryFlowStore } from './recovery/recovery-flow-store.js';
 
 /**
@@ -38,6 +39,7 @@ export interface Store
     AdminStore,
     MailCodeStore,
     WebhookStore,
+    ProviderAuthorizationStore,
     RecoveryFlowStore {
   /**
    * Runs `work` in one database transaction: everything it writes commits, or none of it.

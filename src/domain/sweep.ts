@@ -12,6 +12,8 @@ export interface SweepResult {
   webauthn_challenges: number;
   /** Mailed codes (verification) expired more than a day ago, whatever their state. */
   mail_codes: number;
+  /** Provider authorization requests whose browser never came back (docs/providers.md). */
+  provider_authorizations: number;
   /** Only when OIDC is on: expired provider models (codes, tokens, sessions, grants...). */
   /** Recovery flows past their expiry. */
   recovery_flows: number;
@@ -36,6 +38,7 @@ export async function sweep(
     rate_limits: await store.deleteExpiredRateLimits(now),
     webauthn_challenges: await store.deleteExpiredWebAuthnChallenges(now),
     mail_codes: await store.deleteExpiredMailCodes(now - MAIL_CODE_RETENTION_MS),
+    provider_authorizations: await store.deleteExpiredProviderAuthorizations(now),
     recovery_flows: await store.deleteExpiredRecoveryFlows(now),
   };
   if (options.oidc) {

@@ -15,6 +15,8 @@ import { accountPasskeyRoutes } from './routes/account-passkeys.js';
 import { loginFlowRoutes } from './routes/login-flows.js';
 import { accountTwoFactorRoutes } from './routes/account-two-factor.js';
 import { secondFactorFlowRoutes } from './routes/second-factor-flows.js';
+import { providerRoutes } from './routes/providers.js';
+import { accountConnectionRoutes } from './routes/account-connections.js';
 import { REGISTRATION_URLS, registrationRoutes } from './routes/registration.js';
 
 /** docs/browser-sign-in.md: the browser endpoints by zone, as route URLs; a flow takes every method's. */
@@ -28,6 +30,7 @@ const ZONE_ROUTES = {
     '/v1/verification',
     '/v1/verification/:id',
     '/v1/verification/:id/resend',
+    '/v1/flows/:id/provider',
     '/v1/recovery',
     '/v1/recovery/:id',
     '/v1/recovery/:id/email',
@@ -43,6 +46,9 @@ const ZONE_ROUTES = {
     '/v1/account/sessions/:id/revoke',
     '/v1/account/sessions/revoke-others',
     '/v1/account/email',
+    '/v1/account/connections',
+    '/v1/account/connections/:provider/connect',
+    '/v1/account/connections/:provider/disconnect',
   ],
   /**
    * The passkey and two-factor JSON routes (docs/passkeys.md, docs/two-factor.md), in the
@@ -181,6 +187,8 @@ export async function browserEndpoints(app: FastifyInstance, deps: AppDeps): Pro
   verificationRoutes(app, deps);
   accountPasskeyRoutes(app, deps);
   await adminRoutes(app, deps);
+  providerRoutes(app, deps);
+  accountConnectionRoutes(app, deps);
   recoveryRoutes(app, deps);
   registrationRoutes(app, deps);
 }

@@ -14,6 +14,8 @@ import type { OutboxCounters } from '../domain/outbox/outbox-worker.js';
 import type { NoticeSettings } from '../domain/notices/notices.js';
 import type { WebhookEmitter } from '../domain/webhooks/webhook-emitter.js';
 import type { WebhookTransport } from '../domain/webhooks/webhook-transport.js';
+import type { UpstreamProviders } from '../domain/providers/upstream.js';
+import type { ProviderSignInCounters } from './provider-metrics.js';
 
 /** Everything the HTTP adapter needs, built once by the composition root. */
 export interface AppDeps {
@@ -44,6 +46,10 @@ export interface AppDeps {
   notices: NoticeSettings;
   /** Webhooks (docs/webhooks.md): the audit trail's follower and the receivers' transport. */
   webhooks: { emitter: WebhookEmitter; transport: WebhookTransport };
+  /** The upstream providers of SERVICE_PROVIDERS_FILE (docs/providers.md), by id. */
+  providers: UpstreamProviders;
+  /** Provider callbacks by provider and outcome, for /metrics. */
+  providerSignIns: ProviderSignInCounters;
   /** SERVICE_SIGN_IN_EMAIL_CODE: the sign-in method `email_code` is on (docs/email-code.md). */
   signInEmailCode: boolean;
 }

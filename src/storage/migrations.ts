@@ -325,4 +325,25 @@ export const migrations: Migration[] = [
       `CREATE INDEX recovery_flows_expires_idx ON recovery_flows(expires_at)`,
     ],
   },
+  {
+    // Upstream providers (docs/providers.md): authorization requests in flight, so that a
+    // provider's callback works on any instance. No foreign keys: a row lives minutes, is
+    // taken by its callback (one conditional DELETE) or swept once expired.
+    id: '0016_provider_authorizations',
+    statements: [
+      `CREATE TABLE provider_authorizations (
+        state_hash TEXT PRIMARY KEY,
+        provider_id TEXT NOT NULL,
+        purpose TEXT NOT NULL,
+        flow_id TEXT,
+        identity_id TEXT,
+        browser_hash TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        sealed TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+      )`,
+      `CREATE INDEX provider_authorizations_expiry_idx ON provider_authorizations(expires_at)`,
+    ],
+  },
 ];

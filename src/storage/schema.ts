@@ -18,6 +18,7 @@ import type { OutboxRecord } from '../domain/outbox/outbox.js';
 import type { OperatorRecord } from '../domain/admin/admin-store.js';
 import type { MailCodeRecord } from '../domain/mail-codes/mail-code.js';
 import type { WebhookRecord } from '../domain/webhooks/webhook.js';
+import type { ProviderAuthorizationRecord } from '../domain/providers/authorization.js';
 import type { RecoveryFlowRecord } from '../domain/recovery/recovery-flow.js';
 
 /**
@@ -45,5 +46,6 @@ export interface Database {
   operators: OperatorRecord;
   mail_codes: MailCodeRecord;
   webhooks: WebhookRecord;
+  provider_authorizations: ProviderAuthorizationRecord;
   recovery_flows: RecoveryFlowRecord;
 }

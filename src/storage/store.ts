@@ -16,6 +16,7 @@ import { sessionQueries } from './queries/sessions.js';
 import { tokenFormatQueries } from './queries/token-formats.js';
 import { transferQueries } from './queries/transfer.js';
 import { webhookQueries } from './queries/webhooks.js';
+import { providerAuthorizationQueries } from './queries/provider-authorizations.js';
 import { recoveryFlowQueries } from './queries/recovery-flows.js';
 import type { Database } from './schema.js';
 
@@ -59,13 +60,9 @@ export function createStore(db: Kysely<Database>, inTransaction = false): Store 
       oidcQueries(db),
     ),
     Object.assign(
-      outboxQueries(db),
-      adminQueries(db),
-      mailCodeQueries(db),
-      webhookQueries(db),
-      transactional,
+      Object.assign(outboxQueries(db), adminQueries(db), mailCodeQueries(db), webhookQueries(db)),
+      Object.assign(providerAuthorizationQueries(db), recoveryFlowQueries(db), transactional),
     ),
-    recoveryFlowQueries(db),
   );
   return store;
 }

@@ -232,6 +232,7 @@ describe('tessera CLI on SQLite', () => {
       rate_limits: 0,
       webauthn_challenges: 0,
       mail_codes: 0,
+      provider_authorizations: 0,
       recovery_flows: 0,
     });
     const text = await runCli(['sweep'], box.env);

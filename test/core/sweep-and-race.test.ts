@@ -70,6 +70,7 @@ describeEachDatabase('housekeeping sweep', (kind) => {
       rate_limits: 1,
       webauthn_challenges: 0,
       mail_codes: 1,
+      provider_authorizations: 0,
     });
     expect(await store.findMailCode('mc_gone')).toBeUndefined();
     expect(await store.findMailCode('mc_kept')).toBeDefined();
@@ -94,6 +95,7 @@ describeEachDatabase('housekeeping sweep', (kind) => {
       rate_limits: 0,
       webauthn_challenges: 0,
       mail_codes: 0,
+      provider_authorizations: 0,
     });
   });
 });

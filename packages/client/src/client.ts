@@ -11,6 +11,8 @@ import type {
   EmailCodeChallenge,
   FlowEmailCodeRequest,
   FlowEmailCodeSubmission,
+  FlowProviderRequest,
+  FlowProviderStart,
   CompletedSignUp,
   FlowPasskeySubmission,
   FlowPasswordSubmission,
@@ -140,6 +142,15 @@ export interface TesseraClient {
     submission: FlowEmailCodeSubmission,
     options?: CallOptions,
   ): Promise<CompletedFlow>;
+  /**
+   * Starts a sign-in with an upstream provider: navigate the browser to `redirect_to`; the
+   * provider sends it back to Tessera's callback, which completes the flow.
+   */
+  startFlowProvider(
+    flowId: string,
+    request: FlowProviderRequest,
+    options?: CallOptions,
+  ): Promise<FlowProviderStart>;
   /** The second step of a flow in `second_factor_required`. */
   submitFlowTotp(
     flowId: string,
@@ -445,6 +456,18 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
       refuseOffline('flow', flowId);
       return unwrap(
         raw.POST('/v1/flows/{id}/email_code/options', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: request,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    startFlowProvider: async (flowId, request, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/flows/{id}/provider', {
           params: { path: { id: flowId }, header: proxyHeader(o) },
           body: request,
           headers: { accept: 'application/json' },

@@ -113,6 +113,16 @@ export interface FlowEmailCodeRequest {
   address: string;
   csrf_token: string;
 }
+/** Starts a sign-in with an upstream provider (docs/providers.md). */
+export interface FlowProviderRequest {
+  /** The provider's id, as SERVICE_PROVIDERS_FILE names it. */
+  provider: string;
+  csrf_token: string;
+}
+export interface FlowProviderStart {
+  /** The provider's authorization URL: navigate the browser there. */
+  redirect_to: string;
+}
 export interface FlowEmailCodeSubmission {
   /** The address the code was mailed to (the request's answer names it, canonical). */
   address: string;

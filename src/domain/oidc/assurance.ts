@@ -11,6 +11,8 @@ const FIRST_FACTOR_AMR: Record<string, string> = {
   link: 'fed',
   // A passkey proves possession of a key (and the authenticator verified the user).
   passkey: 'pop',
+  // An upstream provider's sign-in (docs/providers.md): federated, whatever it used itself.
+  provider: 'fed',
 };
 
 export interface SessionAssurance {

@@ -2,6 +2,7 @@ import { emailCodeMethod, type EmailCodeMethodDeps } from './email-code/email-co
 import { linkMethod, type LinkMethodDeps } from './link/link-method.js';
 import { passkeyMethod, type PasskeyMethodDeps } from './passkey/passkey-method.js';
 import { passwordMethod, type PasswordMethodDeps } from './password/password-method.js';
+import { providerMethod, type ProviderMethodDeps } from './provider/provider-method.js';
 
 /**
  * Every sign-in method. Sessions' `authenticated_via`, the flow routes and the browser
@@ -12,6 +13,7 @@ export const SIGN_IN_METHODS = [
   linkMethod,
   passkeyMethod,
   emailCodeMethod,
+  providerMethod,
 ] as const;
 
 export type SignInMethodId = (typeof SIGN_IN_METHODS)[number]['id'];
@@ -22,4 +24,5 @@ export const SIGN_IN_METHOD_IDS: readonly SignInMethodId[] = SIGN_IN_METHODS.map
 export type SignInMethodDeps = PasswordMethodDeps &
   LinkMethodDeps &
   PasskeyMethodDeps &
-  EmailCodeMethodDeps;
+  EmailCodeMethodDeps &
+  ProviderMethodDeps;

@@ -176,6 +176,7 @@ ${notice}<p>Signed in as <strong>${escapeHtml(name)}</strong> (${escapeHtml(user
 <nav aria-label="Account settings"><ul>
 <li><a href="${ACCOUNT_PATHS.passkeys}">Passkeys</a></li>
 <li><a href="${ACCOUNT_PATHS.twoFactor}">Two-factor authentication</a></li>
+<li><a href="/v1/account/connections">Connected accounts</a></li>
 </ul></nav>
 ${profileSection(input)}
 ${emailSection(input.identity, input.csrfToken, input.pendingEmail)}

@@ -1,5 +1,6 @@
 import type { FlowRecord } from '../../domain/login-flows/flow.js';
 import type { AppDeps } from '../deps.js';
+import { providerButtons } from '../provider-pages/render.js';
 import { emailCodeOffer } from './email-code-page.js';
 import { escapeHtml } from './render.js';
 import { registrationLink } from '../registration-page/render.js';
@@ -18,8 +19,12 @@ export interface LoginOffers {
 export const NO_OFFERS: LoginOffers = { alternatives: [], links: [] };
 
 export function loginOffers(deps: AppDeps, flow: FlowRecord): LoginOffers {
+  const providers = providerButtons(flow, deps.providers.values());
   return {
-    alternatives: [...(deps.signInEmailCode ? [emailCodeOffer(flow)] : [])],
+    alternatives: [
+      ...(providers ? [providers] : []),
+      ...(deps.signInEmailCode ? [emailCodeOffer(flow)] : []),
+    ],
     links: [
       recoveryLink(flow),
       ...(deps.config.registration.open ? [registrationLink(flow.return_to)] : []),

@@ -57,6 +57,7 @@ export function operationRoutes(app: FastifyInstance, deps: AppDeps): void {
   for (const metric of outboxMetrics(deps.store, deps.outboxCounters)) {
     registry.registerMetric(metric);
   }
+  for (const metric of deps.providerSignIns.metrics()) registry.registerMetric(metric);
   // On every request, so kept cheap: a callback hook (no promise per request).
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';

@@ -26,6 +26,7 @@ export const COPY_ORDER = [
   'operators',
   'mail_codes',
   'webhooks',
+  'provider_authorizations',
   'recovery_flows',
 ] as const satisfies readonly (keyof Database)[];
 

@@ -1020,6 +1020,110 @@ export interface paths {
         patch: operations["renamePasskey"];
         trace?: never;
     };
+    "/v1/flows/{id}/provider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in to a login flow with an upstream provider
+         * @description Starts the provider's sign-in for the flow: JSON answers { redirect_to } (the provider's URL, to navigate the browser to); a form post (the hosted page's button) answers a page that goes there. Sets the browser binding cookie service_provider_browser. The provider sends the browser back to GET /v1/providers/{id}/callback. Counted per client address (SERVICE_RATE_LIMIT_CHALLENGE_IP). docs/providers.md.
+         */
+        post: operations["startFlowProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/providers/{id}/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The provider's return (Get)
+         * @description Where a provider sends the browser back: the redirect URI to register with it. Finishes the sign-in (or the account page's connection) the state names, in the browser that started it. Answers with a 303 (return_to, the account page, or the login UI with ?flow=), or a page. docs/providers.md.
+         */
+        get: operations["providerCallbackGet"];
+        put?: never;
+        /**
+         * The provider's return (Post)
+         * @description Where a provider sends the browser back: the redirect URI to register with it. Finishes the sign-in (or the account page's connection) the state names, in the browser that started it. Answers with a 303 (return_to, the account page, or the login UI with ?flow=), or a page. docs/providers.md.
+         */
+        post: operations["providerCallbackPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in user's connected accounts (or the page)
+         * @description JSON: each configured provider with the accounts of it this identity holds (verified links), and the account CSRF token in the X-CSRF-Token header. A browser asking for HTML gets the hosted page; without a session, a 303 to the hosted login.
+         */
+        get: operations["listOwnConnections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/connections/{provider}/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Connect an account at a provider
+         * @description Starts the provider's sign-in to connect its account to the signed-in identity: JSON answers { redirect_to }, a form post a page that goes there. The provider's callback adds the verified link (409-free: an account another identity holds is refused there). A credential change: CSRF token, recent sign-in, strongest factor.
+         */
+        post: operations["connectProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/connections/{provider}/disconnect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disconnect an account at a provider
+         * @description Removes the identity's link to that account, audited (provider_disconnect). Refused (422) when it is the identity's last way to sign in. A credential change: CSRF token, recent sign-in, strongest factor.
+         */
+        post: operations["disconnectProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/recovery": {
         parameters: {
             query?: never;
@@ -1220,7 +1324,7 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             /** @enum {string} */
-            authenticated_via: "password" | "link" | "passkey" | "email_code" | "recovery";
+            authenticated_via: "password" | "link" | "passkey" | "email_code" | "provider" | "recovery";
             /**
              * @description Assurance reached: aal1 one factor, aal2 a second factor too (docs/two-factor.md)
              * @enum {string}
@@ -1409,7 +1513,7 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             /** @enum {string} */
-            authenticated_via: "password" | "link" | "passkey" | "email_code" | "recovery";
+            authenticated_via: "password" | "link" | "passkey" | "email_code" | "provider" | "recovery";
             /**
              * @description Assurance reached: aal1 one factor, aal2 a second factor too (docs/two-factor.md)
              * @enum {string}
@@ -1444,7 +1548,7 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             /** @enum {string} */
-            authenticated_via: "password" | "link" | "passkey" | "email_code" | "recovery";
+            authenticated_via: "password" | "link" | "passkey" | "email_code" | "provider" | "recovery";
             /**
              * @description Assurance reached: aal1 one factor, aal2 a second factor too (docs/two-factor.md)
              * @enum {string}
@@ -6983,6 +7087,704 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startFlowProvider: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description From GET /v1/login */
+                    csrf_token?: string;
+                    /** @description The provider id (SERVICE_PROVIDERS_FILE) */
+                    provider: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description From GET /v1/login */
+                    csrf_token?: string;
+                    /** @description The provider id (SERVICE_PROVIDERS_FILE) */
+                    provider: string;
+                };
+            };
+        };
+        responses: {
+            /** @description JSON: the provider's URL; a form post: a page that goes there */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The provider's authorization URL: send the browser there (a navigation) */
+                        redirect_to: string;
+                    };
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    providerCallbackGet: {
+        parameters: {
+            query?: {
+                state?: string;
+                code?: string;
+                iss?: string;
+                error?: string;
+                error_description?: string;
+            };
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed in, the second factor asked for, or the login page with the error */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Signed in: on to return_to; or to the login UI or the account page */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Conflict: `username_taken`, `email_taken` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    providerCallbackPost: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The provider's authorization response (RFC 6749 4.1.2, RFC 9207) */
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    state?: string;
+                    code?: string;
+                    iss?: string;
+                    error?: string;
+                    error_description?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Signed in, the second factor asked for, or the login page with the error */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Signed in: on to return_to; or to the login UI or the account page */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Conflict: `username_taken`, `email_taken` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    listOwnConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connections (JSON), or the page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        provider: string;
+                        label: string;
+                        accounts: {
+                            subject: string;
+                            linked_at: string;
+                        }[];
+                    }[];
+                    "text/html": string;
+                };
+            };
+            /** @description No session (browser): to the hosted login, returning here */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    connectProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The account CSRF token (or the X-CSRF-Token header) */
+                    csrf_token?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description The account CSRF token (or the X-CSRF-Token header) */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description JSON: the provider's URL; a form post: a page that goes there */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        redirect_to: string;
+                    };
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    disconnectProvider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The account's subject at the provider */
+                    subject: string;
+                    /** @description The account CSRF token (or the X-CSRF-Token header) */
+                    csrf_token?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description The account's subject at the provider */
+                    subject: string;
+                    /** @description The account CSRF token (or the X-CSRF-Token header) */
+                    csrf_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Disconnected */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Disconnected (form post): back to the page */
+            303: {
+                headers: {
+                    /** @description Where the browser goes next */
+                    location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
         };
