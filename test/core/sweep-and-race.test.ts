@@ -71,6 +71,7 @@ describeEachDatabase('housekeeping sweep', (kind) => {
       webauthn_challenges: 0,
       mail_codes: 1,
       provider_authorizations: 0,
+      recovery_flows: 0,
     });
     expect(await store.findMailCode('mc_gone')).toBeUndefined();
     expect(await store.findMailCode('mc_kept')).toBeDefined();
@@ -96,6 +97,7 @@ describeEachDatabase('housekeeping sweep', (kind) => {
       webauthn_challenges: 0,
       mail_codes: 0,
       provider_authorizations: 0,
+      recovery_flows: 0,
     });
   });
 });
