@@ -5,7 +5,7 @@ import { createArgon2Hasher } from './adapters/argon2-hasher.js';
 import { createOtplibTotp } from './adapters/otplib-totp.js';
 import { simpleWebAuthn } from './adapters/webauthn.js';
 import { upstreamProviders } from './adapters/providers/index.js';
-import { ProviderSignInCounters } from './domain/providers/sign-in-counters.js';
+import { ProviderSignInCounters } from './adapters/provider-sign-in-metrics.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { AuditLog } from './domain/audit/audit-log.js';

@@ -15,7 +15,7 @@ import type { NoticeSettings } from '../domain/notices/notices.js';
 import type { WebhookEmitter } from '../domain/webhooks/webhook-emitter.js';
 import type { WebhookTransport } from '../domain/webhooks/webhook-transport.js';
 import type { UpstreamProviders } from '../domain/providers/upstream.js';
-import type { ProviderSignInCounters } from '../domain/providers/sign-in-counters.js';
+import type { ProviderSignInCounters } from '../adapters/provider-sign-in-metrics.js';
 
 /** Everything the HTTP adapter needs, built once by the composition root. */
 export interface AppDeps {

@@ -56,6 +56,8 @@ describeEachDatabase('OIDC off', (kind) => {
       'rate_limits',
       'webauthn_challenges',
       'mail_codes',
+      'provider_authorizations',
+      'recovery_flows',
     ]);
   });
 });

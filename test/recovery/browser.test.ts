@@ -65,7 +65,11 @@ describeInChromium('account recovery in Chromium', () => {
     await worker.drain(); // earlier notices are not this mail
     const before = smtp.received.length;
     await page.getByLabel('Email address').fill(email);
-    await page.getByRole('button', { name: 'Send a code' }).click();
+    // The answer is a new document: its title is read once it has loaded.
+    await Promise.all([
+      page.waitForEvent('load'),
+      page.getByRole('button', { name: 'Send a code' }).click(),
+    ]);
     expect(await page.title()).toBe('Check your mail · Tessera');
     await worker.drain();
     expect(smtp.received.length).toBe(before + 1);
@@ -109,7 +113,11 @@ describeInChromium('account recovery in Chromium', () => {
     await worker.drain();
     const before = smtp.received.length;
     await page.getByLabel('Email address').fill('no-such-user@example.com');
-    await page.getByRole('button', { name: 'Send a code' }).click();
+    // The answer is a new document: its title is read once it has loaded.
+    await Promise.all([
+      page.waitForEvent('load'),
+      page.getByRole('button', { name: 'Send a code' }).click(),
+    ]);
     expect(await page.title()).toBe('Check your mail · Tessera');
     await worker.drain();
     expect(smtp.received.length).toBe(before);
