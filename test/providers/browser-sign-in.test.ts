@@ -50,6 +50,7 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
     aliceUpstreamId = (await addUser(upstream, 'alice')).id;
     await addUser(upstream, 'bob');
     await addUser(upstream, 'carol');
+    await addUser(upstream, 'dave');
     const frontPort = await freePort();
     const { client, client_secret } = await addClient(upstream, {
       name: 'Downstream',
@@ -80,8 +81,16 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
     await upstream?.close();
   });
 
-  /** The browser's way in: the downstream's hosted page, the provider's button, the upstream's page. */
-  async function signInThroughUpstream(page: Page, username: string, signedInUpstream = false) {
+  /**
+   * The browser's way in: the downstream's hosted page (the login page, or the sign-up
+   * page's "Sign up with" button), the provider's button, the upstream's page.
+   */
+  async function signInThroughUpstream(
+    page: Page,
+    username: string,
+    signedInUpstream = false,
+    from: 'login' | 'registration' = 'login',
+  ) {
     if (back !== front) {
       // The load balancer: the provider's redirect lands on the other instance.
       await page.route(/\/v1\/providers\/corp\/callback/, (route) => {
@@ -90,8 +99,9 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
         return route.continue({ url: url.href });
       });
     }
-    await page.goto(`${front.origin}/v1/login`);
-    await page.getByRole('button', { name: 'Sign in with Corp SSO' }).click();
+    await page.goto(`${front.origin}/v1/${from}`);
+    const verb = from === 'login' ? 'Sign in' : 'Sign up';
+    await page.getByRole('button', { name: `${verb} with Corp SSO` }).click();
     if (!signedInUpstream) {
       await page.waitForURL((url) => url.host === new URL(upstream.origin).host);
       await upstreamPasswordStep(page, username);
@@ -132,6 +142,31 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
     expect((await front.deps.store.listLinks(identity.id)).length).toBe(1);
     await context.close();
     await second.close();
+  }, 90_000);
+
+  it('signs a new user up from the sign-up page’s button, and signs in a known one there', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await signInThroughUpstream(page, 'dave', false, 'registration');
+    await page.waitForSelector('h1:text("Signed in")');
+    const dave = (await front.deps.store.findIdentityByUsername('dave'))!;
+    expect(dave).toMatchObject({ password_hash: null });
+    const links = await front.deps.store.listLinks(dave.id);
+    expect(links).toMatchObject([{ provider: 'corp', identity_id: dave.id }]);
+    expect(links[0]!.verified_at).not.toBeNull();
+    const whoami = await (await context.request.get(`${front.origin}/v1/whoami`)).json();
+    expect(whoami).toMatchObject({ authenticated_via: 'provider', identity: { id: dave.id } });
+    await context.close();
+
+    // The same button for an account already here signs it in: no second identity.
+    const again = await browser.newContext();
+    const next = await again.newPage();
+    await signInThroughUpstream(next, 'dave', false, 'registration');
+    await next.waitForSelector('h1:text("Signed in")');
+    const second = await (await again.request.get(`${front.origin}/v1/whoami`)).json();
+    expect(second).toMatchObject({ identity: { id: dave.id } });
+    expect(await front.deps.store.listLinks(dave.id)).toHaveLength(1);
+    await again.close();
   }, 90_000);
 
   it('asks a user with an authenticator app for its code after the provider', async () => {

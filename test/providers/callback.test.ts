@@ -19,6 +19,7 @@ import {
 
 const ACTOR = { service_name: 'provider-tests', service_id: null };
 const HTML = 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.8';
+const APP = 'https://app.example';
 
 interface Started {
   flowId: string;
@@ -103,7 +104,12 @@ function suite(kind: DatabaseKind) {
           client_secret_env: 'GH_SECRET',
         },
       ],
-      { CORP_SECRET: issuer.secret, GH_SECRET: github.secret, SERVICE_REGISTRATION: 'open' },
+      {
+        CORP_SECRET: issuer.secret,
+        GH_SECRET: github.secret,
+        SERVICE_REGISTRATION: 'open',
+        SERVICE_RETURN_TO_ALLOWED: APP,
+      },
     );
     issuer.profiles.set('ann-sub', {
       email: 'Ann@Example.com',
@@ -270,6 +276,72 @@ function suite(kind: DatabaseKind) {
     expect(await flowErrors(t, started.flowId)).toEqual(['email_taken']);
   });
 
+  it('signs up from a registration flow: its page’s buttons, a new login flow with its return_to', async () => {
+    const page = await t.inject({
+      method: 'GET',
+      url: '/v1/registration',
+      headers: { accept: HTML },
+    });
+    expect(page.statusCode).toBe(200);
+    const pageFlow = /action="\/v1\/registration\/([^/"]+)\/provider"/.exec(page.body)?.[1];
+    expect(pageFlow).toMatch(/^tess_f_/);
+    expect(page.body).toContain('Sign up with GitHub');
+
+    const registration = (
+      await t.inject({
+        method: 'GET',
+        url: `/v1/registration?return_to=${encodeURIComponent(`${APP}/welcome`)}`,
+        headers: { accept: 'application/json' },
+      })
+    ).json() as { id: string; csrf_token: string };
+    const url = `/v1/registration/${registration.id}/provider`;
+    const wrong = await t.inject({
+      method: 'POST',
+      url,
+      payload: { csrf_token: 'not-the-token', provider: 'corp' },
+    });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.json()).toMatchObject({ error: 'invalid_token' });
+    const unknown = await t.inject({
+      method: 'POST',
+      url,
+      payload: { csrf_token: registration.csrf_token, provider: 'nobody' },
+    });
+    expect(unknown.statusCode).toBe(404);
+    // A login flow is no registration flow.
+    const login = (
+      await t.inject({ method: 'GET', url: '/v1/login', headers: { accept: 'application/json' } })
+    ).json() as { id: string; csrf_token: string };
+    const crossed = await t.inject({
+      method: 'POST',
+      url: `/v1/registration/${login.id}/provider`,
+      payload: { csrf_token: login.csrf_token, provider: 'corp' },
+    });
+    expect(crossed.statusCode).toBe(404);
+
+    issuer.profiles.set('una-sub', { preferred_username: 'una', email_verified: false });
+    const res = await t.inject({
+      method: 'POST',
+      url,
+      payload: { csrf_token: registration.csrf_token, provider: 'corp' },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const browser = res.cookies.find((c) => c.name === 'service_provider_browser')!.value;
+    const redirectTo = (res.json() as { redirect_to: string }).redirect_to;
+    const state = new URL(redirectTo).searchParams.get('state')!;
+    const done = await callback(
+      t,
+      'corp',
+      { code: issuer.authorize(redirectTo, 'una-sub'), state },
+      browser,
+    );
+    expect(done.statusCode, done.body).toBe(303);
+    expect(done.headers.location).toBe(`${APP}/welcome`);
+    const una = (await t.deps.store.findIdentityByUsername('una'))!;
+    expect(await t.deps.store.listLinks(una.id)).toMatchObject([{ provider: 'corp' }]);
+    expect(sessionOf(done)).toBeDefined();
+  });
+
   it('makes a taken user name unique', async () => {
     issuer.profiles.set('other-ann', { preferred_username: 'Ann' });
     const { res } = await signIn('other-ann');
@@ -375,6 +447,16 @@ describe('provider callbacks with registration closed', () => {
     );
     expect(ok.statusCode, ok.body).toBe(200);
     expect(ok.body).toContain('known');
+  });
+
+  it('has no sign-up route: 404 before the body is read', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/v1/registration/tess_f_whatever/provider',
+      payload: { provider: 'corp' },
+    });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({ error: 'not_found' });
   });
 });
 

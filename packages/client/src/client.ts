@@ -232,6 +232,15 @@ export interface TesseraClient {
     submission: RegistrationPasskeySubmission,
     options?: CallOptions,
   ): Promise<CompletedSignUp>;
+  /**
+   * Signs up with an upstream provider: navigate the browser to `redirect_to`. The sign-up
+   * goes on as a provider sign-in on a new login flow (docs/providers.md).
+   */
+  startRegistrationProvider(
+    flowId: string,
+    request: FlowProviderRequest,
+    options?: CallOptions,
+  ): Promise<FlowProviderStart>;
   /** The URL of the hosted login page, landing on `returnTo` once signed in. */
   loginPageUrl(returnTo?: string): string;
   healthz(options?: CallOptions): Promise<void>;
@@ -506,6 +515,18 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
         raw.POST('/v1/flows/{id}/recovery_code', {
           params: { path: { id: flowId }, header: proxyHeader(o) },
           body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    startRegistrationProvider: async (flowId, request, o) => {
+      refuseOffline('flow', flowId);
+      return unwrap(
+        raw.POST('/v1/registration/{id}/provider', {
+          params: { path: { id: flowId }, header: proxyHeader(o) },
+          body: request,
           headers: { accept: 'application/json' },
           signal: o?.signal,
         }),

@@ -5,6 +5,7 @@ import {
   findFlow,
   refuseOnFlow,
   requireOpenFlow,
+  startFlow,
   submitToFlow,
 } from '../login-flows/flow-service.js';
 import type { FlowRecord } from '../login-flows/flow.js';
@@ -51,6 +52,48 @@ export async function startProviderSignIn(
     origin: input.origin,
     expiresAt: flow.expires_at,
   });
+}
+
+/**
+ * `POST /v1/registration/{id}/provider`, the sign-up page's buttons: the registration flow
+ * must be open and the CSRF token its own. A provider sign-in already signs up an account it
+ * does not know when registration is open (and without that there is no sign-up page), so
+ * the sign-up runs as the sign-in it is, on a new login flow that carries the registration
+ * flow's `return_to` on: one callback, one second-factor step and one set of refusals for
+ * both pages. The new flow is counted like any (`startFlow`); answers it with the URL.
+ */
+export async function startProviderSignUp(
+  deps: ProviderSignInDeps,
+  input: {
+    registrationFlowId: string;
+    csrfToken: unknown;
+    providerId: string;
+    browser: string;
+    origin: string;
+    address: string;
+    allowList: readonly string[];
+  },
+): Promise<{ flow: FlowRecord; url: string }> {
+  const registration = await requireOpenFlow(
+    deps,
+    input.registrationFlowId,
+    input.csrfToken,
+    'registration',
+  );
+  providerById(deps, input.providerId);
+  const flow = await startFlow(deps, {
+    returnTo: registration.return_to ?? undefined,
+    address: input.address,
+    allowList: input.allowList,
+  });
+  const url = await startProviderSignIn(deps, {
+    flowId: flow.id,
+    csrfToken: flow.csrf_token,
+    providerId: input.providerId,
+    browser: input.browser,
+    origin: input.origin,
+  });
+  return { flow, url };
 }
 
 /** What a flow records for a refusal that is no verdict on credentials (GET /v1/flows/{id}). */

@@ -2,15 +2,22 @@ import type { FlowRecord } from '../../domain/login-flows/flow.js';
 import type { UpstreamProvider } from '../../domain/providers/upstream.js';
 import { escapeHtml, layout } from '../login-page/render.js';
 
-/** The login page's buttons, one form per provider, posting to `POST /v1/flows/{id}/provider`. */
-export function providerButtons(flow: FlowRecord, providers: Iterable<UpstreamProvider>): string {
+/**
+ * One form per provider, posting to `POST /v1/flows/{id}/provider` (the login page) or
+ * `POST /v1/registration/{id}/provider` (the sign-up page, `signUp`).
+ */
+export function providerButtons(
+  flow: FlowRecord,
+  providers: Iterable<UpstreamProvider>,
+  signUp = false,
+): string {
+  const action = signUp ? `/v1/registration/${flow.id}/provider` : `/v1/flows/${flow.id}/provider`;
+  const verb = signUp ? 'Sign up' : 'Sign in';
   const forms = [...providers].map(
-    (
-      provider,
-    ) => `<form method="post" action="/v1/flows/${escapeHtml(flow.id)}/provider" class="provider">
+    (provider) => `<form method="post" action="${escapeHtml(action)}" class="provider">
 <input type="hidden" name="csrf_token" value="${escapeHtml(flow.csrf_token)}">
 <input type="hidden" name="provider" value="${escapeHtml(provider.id)}">
-<button type="submit" class="secondary">Sign in with ${escapeHtml(provider.label)}</button>
+<button type="submit" class="secondary">${verb} with ${escapeHtml(provider.label)}</button>
 </form>`,
   );
   return forms.length ? `<div id="providers">\n${forms.join('\n')}\n</div>` : '';

@@ -1,5 +1,7 @@
 import type { FlowRecord } from '../../domain/login-flows/flow.js';
+import type { UpstreamProvider } from '../../domain/providers/upstream.js';
 import { REGISTRATION_SCRIPTS } from '../assets.js';
+import { providerButtons } from '../provider-pages/render.js';
 import { escapeHtml, layout } from '../login-page/render.js';
 
 export const REGISTRATION_PATH = '/v1/registration';
@@ -24,6 +26,8 @@ export interface RegistrationFormInput {
   error?: string;
   /** What was typed, kept after a refusal (never the password). */
   values?: { username?: string; display_name?: string; email?: string };
+  /** The upstream providers (SERVICE_PROVIDERS_FILE): a "Sign up with" button each. */
+  providers?: readonly UpstreamProvider[];
 }
 
 const value = (text: string | undefined) => (text ? ` value="${escapeHtml(text)}"` : '');
@@ -38,7 +42,9 @@ export function registrationPage({
   emailRequired,
   error,
   values = {},
+  providers = [],
 }: RegistrationFormInput): string {
+  const buttons = providerButtons(flow, providers, true);
   const invalid = error ? ' aria-invalid="true" aria-describedby="form-error"' : '';
   const alert = error
     ? `<div class="error" id="form-error" role="alert">${escapeHtml(error)}</div>\n`
@@ -68,7 +74,7 @@ ${alert}<form method="post" action="${escapeHtml(registrationSubmitPath(flow.id,
 <p class="note muted">No password: your device's screen lock signs you in.</p>
 <p id="passkey-signup-status" class="note muted" role="status"></p>
 </div>
-<p class="note">Already have an account? <a href="${escapeHtml(withReturnTo('/v1/login', flow.return_to))}">Sign in</a></p>
+${buttons ? `<p class="or">or</p>\n${buttons}\n` : ''}<p class="note">Already have an account? <a href="${escapeHtml(withReturnTo('/v1/login', flow.return_to))}">Sign in</a></p>
 ${destination}`,
     REGISTRATION_SCRIPTS,
   );

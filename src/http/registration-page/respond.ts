@@ -76,6 +76,7 @@ export interface SignUpFailure {
   formUsable: boolean;
   emailRequired: boolean;
   values?: RegistrationFormInput['values'];
+  providers?: RegistrationFormInput['providers'];
   now: number;
 }
 
@@ -104,6 +105,7 @@ export function sendSignUpFailure(
       emailRequired: context.emailRequired,
       error: signUpMessage(error),
       ...(context.values ? { values: context.values } : {}),
+      ...(context.providers ? { providers: context.providers } : {}),
     });
     return sendPage(reply, status, page, landingOrigins(flow));
   }

@@ -15,8 +15,9 @@ import {
 import {
   finishProviderSignIn,
   startProviderSignIn,
+  startProviderSignUp,
 } from '../../domain/providers/provider-sign-in.js';
-import { UpstreamFailure } from '../../domain/providers/upstream.js';
+import { UpstreamFailure, type UpstreamProvider } from '../../domain/providers/upstream.js';
 import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.js';
 import { DomainError } from '../../domain/errors.js';
 import { addressOf } from '../client-address.js';
@@ -29,10 +30,13 @@ import { loginOffers } from '../login-page/offers.js';
 import { signedInPage } from '../login-page/render.js';
 import { isFormPost, landingOrigins, sendPage } from '../login-page/respond.js';
 import { secondFactorPage } from '../login-page/second-factor-page.js';
-import { flowSubmitOrigins, refuseForeignOrigin } from '../origins.js';
+import { setFlowCookie } from '../flow-cookie.js';
+import { flowSubmitOrigins, refuseForeignOrigin, returnToAllowList } from '../origins.js';
 import { browserBinding, presentedBinding } from '../provider-cookie.js';
 import { continuePage } from '../provider-pages/render.js';
 import { providerFailure, sendProviderFailurePage } from '../provider-pages/respond.js';
+import { REGISTRATION_PATH } from '../registration-page/render.js';
+import { sendSignUpFailure } from '../registration-page/respond.js';
 import { ClientIpHeader, IdParams, responses, seeOther } from '../schemas.js';
 import { BROWSER_ERRORS, OPTIONAL_SERVICE_TOKEN, flowDepsOf } from './login-flows.js';
 
@@ -86,12 +90,75 @@ function serviceOrigin(request: FastifyRequest, deps: AppDeps): string {
 
 /**
  * Sign-in with upstream providers (docs/providers.md): `POST /v1/flows/{id}/provider`
- * starts it from a login flow, `GET|POST /v1/providers/{id}/callback` is where the provider
+ * starts it from a login flow, `POST /v1/registration/{id}/provider` from the sign-up page,
+ * `GET|POST /v1/providers/{id}/callback` is where the provider
  * sends the browser back (POST for a provider answering by form post, Apple).
  */
 export function providerRoutes(app: FastifyInstance, deps: AppDeps): void {
   const flowDeps = { ...deps, ...flowDepsOf(deps), store: deps.store };
   const loginUi = deps.config.loginUiUrl;
+
+  /** The start's answer: JSON `{ redirect_to }`, or for a form post a page that goes there. */
+  async function answerStart(
+    request: FastifyRequest<{ Body: Static<typeof StartBody> }>,
+    reply: FastifyReply,
+    start: (provider: UpstreamProvider, browser: string, origin: string) => Promise<string>,
+  ) {
+    const address = await addressOf(deps, request);
+    await consumeRateLimit(
+      deps.store,
+      deps.clock,
+      `flow-challenge:ip:${addressKey(address)}`,
+      deps.config.rateLimits.challengeIp,
+    );
+    const provider = deps.providers.get(request.body.provider);
+    if (!provider) throw new DomainError('not_found');
+    const browser = browserBinding(request, reply, {
+      crossSitePost: provider.responseMode === 'form_post',
+      maxAgeSeconds: Math.ceil(deps.config.flowTtlMs / 1000),
+    });
+    let url: string;
+    try {
+      url = await start(provider, browser, serviceOrigin(request, deps));
+    } catch (error) {
+      // Discovery failed: the provider is down, not the request wrong.
+      if (error instanceof UpstreamFailure) throw new DomainError('unavailable');
+      throw error;
+    }
+    reply.header('cache-control', 'no-store');
+    if (!isFormPost(request)) return { redirect_to: url };
+    return sendPage(reply, 200, continuePage(provider, url));
+  }
+
+  const startSchema = (fields: {
+    operationId: string;
+    summary: string;
+    description: string;
+    statuses: number[];
+  }) => ({
+    operationId: fields.operationId,
+    summary: fields.summary,
+    tags: ['flows'],
+    description: `${fields.description} JSON answers { redirect_to } (the provider's URL, to navigate the browser to); a form post (the hosted page's button) answers a page that goes there. Sets the browser binding cookie service_provider_browser. The provider sends the browser back to GET /v1/providers/{id}/callback. Counted per client address (SERVICE_RATE_LIMIT_CHALLENGE_IP). docs/providers.md.`,
+    security: OPTIONAL_SERVICE_TOKEN,
+    consumes: ['application/json', 'application/x-www-form-urlencoded'],
+    params: IdParams,
+    headers: ClientIpHeader,
+    body: StartBody,
+    response: responses(
+      {
+        200: Type.Unsafe({
+          description: "JSON: the provider's URL; a form post: a page that goes there",
+          content: {
+            'application/json': { schema: StartResult },
+            'text/html': { schema: Type.String() },
+          },
+        }),
+      },
+      fields.statuses,
+      { html: true },
+    ),
+  });
 
   app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof StartBody> }>(
     '/v1/flows/:id/provider',
@@ -108,64 +175,70 @@ export function providerRoutes(app: FastifyInstance, deps: AppDeps): void {
           now: deps.clock.now(),
         });
       },
-      schema: {
+      schema: startSchema({
         operationId: 'startFlowProvider',
         summary: 'Sign in to a login flow with an upstream provider',
-        tags: ['flows'],
-        description:
-          "Starts the provider's sign-in for the flow: JSON answers { redirect_to } (the provider's URL, to navigate the browser to); a form post (the hosted page's button) answers a page that goes there. Sets the browser binding cookie service_provider_browser. The provider sends the browser back to GET /v1/providers/{id}/callback. Counted per client address (SERVICE_RATE_LIMIT_CHALLENGE_IP). docs/providers.md.",
-        security: OPTIONAL_SERVICE_TOKEN,
-        consumes: ['application/json', 'application/x-www-form-urlencoded'],
-        params: IdParams,
-        headers: ClientIpHeader,
-        body: StartBody,
-        response: responses(
-          {
-            200: Type.Unsafe({
-              description: "JSON: the provider's URL; a form post: a page that goes there",
-              content: {
-                'application/json': { schema: StartResult },
-                'text/html': { schema: Type.String() },
-              },
-            }),
-          },
-          [...BROWSER_ERRORS, 404, 429],
-          { html: true },
-        ),
-      },
+        description: "Starts the provider's sign-in for the login flow.",
+        statuses: [...BROWSER_ERRORS, 404, 429],
+      }),
     },
-    async (request, reply) => {
-      const address = await addressOf(deps, request);
-      await consumeRateLimit(
-        deps.store,
-        deps.clock,
-        `flow-challenge:ip:${addressKey(address)}`,
-        deps.config.rateLimits.challengeIp,
-      );
-      const provider = deps.providers.get(request.body.provider);
-      if (!provider) throw new DomainError('not_found');
-      const browser = browserBinding(request, reply, {
-        crossSitePost: provider.responseMode === 'form_post',
-        maxAgeSeconds: Math.ceil(deps.config.flowTtlMs / 1000),
-      });
-      let url: string;
-      try {
-        url = await startProviderSignIn(flowDeps, {
+    (request, reply) =>
+      answerStart(request, reply, (provider, browser, origin) =>
+        startProviderSignIn(flowDeps, {
           flowId: request.params.id,
           csrfToken: request.body.csrf_token,
           providerId: provider.id,
           browser,
-          origin: serviceOrigin(request, deps),
+          origin,
+        }),
+      ),
+  );
+
+  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof StartBody> }>(
+    `${REGISTRATION_PATH}/:id/provider`,
+    {
+      config: { action: 'registration_provider' },
+      onRequest: [
+        // Closed registration: no route, as for the other sign-up routes.
+        async (_request, reply) => {
+          if (!deps.config.registration.open) return reply.callNotFound();
+        },
+        refuseForeignOrigin((request) => flowSubmitOrigins(request, deps.config)),
+      ],
+      errorHandler: async (error, request, reply) => {
+        if (!isFormPost(request)) return handleError(error, request, reply);
+        const found = await deps.store.findFlow(request.params.id).catch(() => undefined);
+        const flow = found?.kind === 'registration' ? found : undefined;
+        return sendSignUpFailure(request, reply, error, {
+          ...(flow ? { flow } : {}),
+          formUsable: false,
+          emailRequired: deps.config.registration.email !== 'optional',
+          now: deps.clock.now(),
         });
-      } catch (error) {
-        // Discovery failed: the provider is down, not the request wrong.
-        if (error instanceof UpstreamFailure) throw new DomainError('unavailable');
-        throw error;
-      }
-      reply.header('cache-control', 'no-store');
-      if (!isFormPost(request)) return { redirect_to: url };
-      return sendPage(reply, 200, continuePage(provider, url));
+      },
+      schema: startSchema({
+        operationId: 'startRegistrationProvider',
+        summary: 'Sign up with an upstream provider, from a registration flow',
+        description:
+          "Only with SERVICE_REGISTRATION=open (else 404 not_found). Checks the registration flow (open, its CSRF token), then starts the provider's sign-in on a new login flow carrying the registration flow's return_to: an account the provider proves and Tessera does not know is created (docs/providers.md), a known one is signed in. The new flow is counted like GET /v1/login (SERVICE_RATE_LIMIT_FLOW_CREATE_IP); with SERVICE_LOGIN_UI_URL the callback sends the browser to the login UI with that flow.",
+        statuses: [...BROWSER_ERRORS, 404, 429],
+      }),
     },
+    (request, reply) =>
+      answerStart(request, reply, async (provider, browser, origin) => {
+        const { flow, url } = await startProviderSignUp(flowDeps, {
+          registrationFlowId: request.params.id,
+          csrfToken: request.body.csrf_token,
+          providerId: provider.id,
+          browser,
+          origin,
+          address: await addressOf(deps, request),
+          allowList: returnToAllowList(request, deps.config),
+        });
+        // As GET /v1/login does: the login UI reads this flow's CSRF token with it.
+        if (loginUi) setFlowCookie(reply, flow, deps.clock.now());
+        return url;
+      }),
   );
 
   async function callback(

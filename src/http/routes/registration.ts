@@ -123,6 +123,7 @@ export function registrationRoutes(app: FastifyInstance, deps: AppDeps): void {
   const { registration } = deps.config;
   const emailRequired = registration.email !== 'optional';
   const flowDeps = flowDepsOf(deps);
+  const providers = [...deps.providers.values()];
   const onlyWhenOpen = async (_request: FastifyRequest, reply: FastifyReply) => {
     if (!registration.open) return reply.callNotFound();
   };
@@ -178,7 +179,8 @@ export function registrationRoutes(app: FastifyInstance, deps: AppDeps): void {
       if (!prefersHtml(request)) {
         return reply.header('cache-control', 'no-store').send(registrationView(flow));
       }
-      return sendPage(reply, 200, registrationPage({ flow, emailRequired }), landingOrigins(flow));
+      const page = registrationPage({ flow, emailRequired, providers });
+      return sendPage(reply, 200, page, landingOrigins(flow));
     },
   );
 
@@ -220,6 +222,7 @@ export function registrationRoutes(app: FastifyInstance, deps: AppDeps): void {
       formUsable,
       emailRequired,
       values,
+      providers,
       now,
     });
   }

@@ -1031,9 +1031,29 @@ export interface paths {
         put?: never;
         /**
          * Sign in to a login flow with an upstream provider
-         * @description Starts the provider's sign-in for the flow: JSON answers { redirect_to } (the provider's URL, to navigate the browser to); a form post (the hosted page's button) answers a page that goes there. Sets the browser binding cookie service_provider_browser. The provider sends the browser back to GET /v1/providers/{id}/callback. Counted per client address (SERVICE_RATE_LIMIT_CHALLENGE_IP). docs/providers.md.
+         * @description Starts the provider's sign-in for the login flow. JSON answers { redirect_to } (the provider's URL, to navigate the browser to); a form post (the hosted page's button) answers a page that goes there. Sets the browser binding cookie service_provider_browser. The provider sends the browser back to GET /v1/providers/{id}/callback. Counted per client address (SERVICE_RATE_LIMIT_CHALLENGE_IP). docs/providers.md.
          */
         post: operations["startFlowProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/registration/{id}/provider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign up with an upstream provider, from a registration flow
+         * @description Only with SERVICE_REGISTRATION=open (else 404 not_found). Checks the registration flow (open, its CSRF token), then starts the provider's sign-in on a new login flow carrying the registration flow's return_to: an account the provider proves and Tessera does not know is created (docs/providers.md), a known one is signed in. The new flow is counted like GET /v1/login (SERVICE_RATE_LIMIT_FLOW_CREATE_IP); with SERVICE_LOGIN_UI_URL the callback sends the browser to the login UI with that flow. JSON answers { redirect_to } (the provider's URL, to navigate the browser to); a form post (the hosted page's button) answers a page that goes there. Sets the browser binding cookie service_provider_browser. The provider sends the browser back to GET /v1/providers/{id}/callback. Counted per client address (SERVICE_RATE_LIMIT_CHALLENGE_IP). docs/providers.md.
+         */
+        post: operations["startRegistrationProvider"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7092,6 +7112,130 @@ export interface operations {
         };
     };
     startFlowProvider: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The end user's IP address. Only a caller holding the browser_proxy grant may state it (with its bearer token); anyone else is refused. */
+                "x-service-client-ip"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description From GET /v1/login */
+                    csrf_token?: string;
+                    /** @description The provider id (SERVICE_PROVIDERS_FILE) */
+                    provider: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description From GET /v1/login */
+                    csrf_token?: string;
+                    /** @description The provider id (SERVICE_PROVIDERS_FILE) */
+                    provider: string;
+                };
+            };
+        };
+        responses: {
+            /** @description JSON: the provider's URL; a form post: a page that goes there */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The provider's authorization URL: send the browser there (a navigation) */
+                        redirect_to: string;
+                    };
+                    "text/html": string;
+                };
+            };
+            /** @description Unauthorized: `invalid_service_token`, `missing_service_token`, `invalid_credentials`, `session_expired`, `invalid_token` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Forbidden: `identity_disabled`, `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Not found: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: `validation_error` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Too many attempts: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (a bug): `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Unavailable: the database cannot serve now; retry later: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+            /** @description Timeout: the database did not answer in time; retry later: `timeout` */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    startRegistrationProvider: {
         parameters: {
             query?: never;
             header?: {
