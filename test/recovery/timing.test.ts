@@ -21,60 +21,56 @@ import { PUBLIC_URL } from '../verification/helpers.js';
 const SAMPLES = Number(process.env.SERVICE_TEST_RECOVERY_TIMING ?? 16);
 
 function report(kind: DatabaseKind) {
-  it(
-    `known against unknown addresses, ${SAMPLES} samples each [${kind}]`,
-    async () => {
-      const t = await createTestApp(kind, {
-        ...LOOSE_SIGN_IN_LIMITS,
-        SERVICE_PUBLIC_URL: PUBLIC_URL,
-      });
-      try {
-        const writer = await t.token('identity_write');
-        // Distinct addresses each time: one address is limited to a few mails an hour.
-        const known: string[] = [];
-        for (let i = 0; i < SAMPLES; i += 1) {
-          const user = await addUser(t);
-          const email = `${user.username}@known.example.com`;
-          await t.call('PUT', `/v1/identities/${user.id}/email`, writer, { email, verified: true });
-          known.push(email);
-        }
-        const unknown = known.map((email) => email.replace('@known.', '@unknown.'));
-        const order = [...known.map((e) => ['known', e]), ...unknown.map((e) => ['unknown', e])];
-        for (let i = order.length - 1; i > 0; i -= 1) {
-          const j = randomInt(i + 1);
-          [order[i], order[j]] = [order[j]!, order[i]!];
-        }
-        const times: Record<string, number[]> = { known: [], unknown: [] };
-        const warmUp = await t.inject({ method: 'GET', url: '/v1/recovery' });
-        await t.inject({
-          method: 'POST',
-          url: `/v1/recovery/${warmUp.json().id}/email`,
-          payload: { csrf_token: warmUp.json().csrf_token, email: 'warm-up@example.com' },
-        });
-        for (const [which, email] of order) {
-          const flow = (await t.inject({ method: 'GET', url: '/v1/recovery' })).json();
-          const started = process.hrtime.bigint();
-          const res = await t.inject({
-            method: 'POST',
-            url: `/v1/recovery/${flow.id}/email`,
-            payload: { csrf_token: flow.csrf_token, email },
-          });
-          const micros = Number(process.hrtime.bigint() - started) / 1000;
-          expect(res.statusCode, res.body).toBe(200);
-          times[which!]!.push(micros);
-        }
-        const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
-        const { u, z, p } = mannWhitney(times.known!, times.unknown!);
-        console.log(
-          `recovery timing [${kind}]: ${SAMPLES} samples each; median known ${median(times.known!).toFixed(0)} µs, unknown ${median(times.unknown!).toFixed(0)} µs; U=${u} z=${z.toFixed(3)} p=${p.toFixed(4)}`,
-        );
-        expect(times.known).toHaveLength(SAMPLES);
-      } finally {
-        await t.close();
+  it(`known against unknown addresses, ${SAMPLES} samples each [${kind}]`, async () => {
+    const t = await createTestApp(kind, {
+      ...LOOSE_SIGN_IN_LIMITS,
+      SERVICE_PUBLIC_URL: PUBLIC_URL,
+    });
+    try {
+      const writer = await t.token('identity_write');
+      // Distinct addresses each time: one address is limited to a few mails an hour.
+      const known: string[] = [];
+      for (let i = 0; i < SAMPLES; i += 1) {
+        const user = await addUser(t);
+        const email = `${user.username}@known.example.com`;
+        await t.call('PUT', `/v1/identities/${user.id}/email`, writer, { email, verified: true });
+        known.push(email);
       }
-    },
-    600_000,
-  );
+      const unknown = known.map((email) => email.replace('@known.', '@unknown.'));
+      const order = [...known.map((e) => ['known', e]), ...unknown.map((e) => ['unknown', e])];
+      for (let i = order.length - 1; i > 0; i -= 1) {
+        const j = randomInt(i + 1);
+        [order[i], order[j]] = [order[j]!, order[i]!];
+      }
+      const times: Record<string, number[]> = { known: [], unknown: [] };
+      const warmUp = await t.inject({ method: 'GET', url: '/v1/recovery' });
+      await t.inject({
+        method: 'POST',
+        url: `/v1/recovery/${warmUp.json().id}/email`,
+        payload: { csrf_token: warmUp.json().csrf_token, email: 'warm-up@example.com' },
+      });
+      for (const [which, email] of order) {
+        const flow = (await t.inject({ method: 'GET', url: '/v1/recovery' })).json();
+        const started = process.hrtime.bigint();
+        const res = await t.inject({
+          method: 'POST',
+          url: `/v1/recovery/${flow.id}/email`,
+          payload: { csrf_token: flow.csrf_token, email },
+        });
+        const micros = Number(process.hrtime.bigint() - started) / 1000;
+        expect(res.statusCode, res.body).toBe(200);
+        times[which!]!.push(micros);
+      }
+      const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+      const { u, z, p } = mannWhitney(times.known!, times.unknown!);
+      console.log(
+        `recovery timing [${kind}]: ${SAMPLES} samples each; median known ${median(times.known!).toFixed(0)} µs, unknown ${median(times.unknown!).toFixed(0)} µs; U=${u} z=${z.toFixed(3)} p=${p.toFixed(4)}`,
+      );
+      expect(times.known).toHaveLength(SAMPLES);
+    } finally {
+      await t.close();
+    }
+  }, 600_000);
 }
 
 describe('recovery timing report (Mann-Whitney U)', () => {
