@@ -31,6 +31,8 @@ export interface AppOverrides {
   schema?: string;
   /** Tests only: hooks installed on the server before its routes. */
   instrument?: ServerOptions['instrument'];
+  /** Tests only: schema compilers shared by the many servers of one process. */
+  compilersFactory?: ServerOptions['compilersFactory'];
   /**
    * `tessera serve`: SQLite's WAL checkpoints run on a worker thread (docs/sqlite.md).
    * CLI commands and in-process tests open the store briefly and keep SQLite's own.
@@ -140,7 +142,10 @@ export async function buildApp(
   // Loaded here, not at the top: the CLI shares buildServices and must not load the HTTP
   // adapter (Fastify, the routes) for commands that never serve.
   const { buildServer } = await import('./http/server.js');
-  const app = await buildServer(services.deps, logger, { instrument: overrides.instrument });
+  const app = await buildServer(services.deps, logger, {
+    instrument: overrides.instrument,
+    compilersFactory: overrides.compilersFactory,
+  });
   return {
     app,
     deps: services.deps,

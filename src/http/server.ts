@@ -1,5 +1,10 @@
 import formbody from '@fastify/formbody';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
 import { DomainError } from '../domain/errors.js';
 import { registerAccessLog } from './access-log.js';
 import { assetRoutes } from './assets.js';
@@ -35,7 +40,18 @@ declare module 'fastify' {
 export interface ServerOptions {
   /** Called before any route is added: tests install their checking hooks here. */
   instrument?: (app: FastifyInstance) => void;
+  /**
+   * Fastify's schema compilers. A process building many servers (the test suite) shares
+   * compiled schemas between them with its own; the service runs Fastify's.
+   */
+  compilersFactory?: NonNullable<FastifyServerOptions['schemaController']>['compilersFactory'];
 }
+
+/** Fastify's Ajv settings: exported for compilers that must validate exactly as Fastify's do. */
+export const AJV_OPTIONS = {
+  // Strict input: no type coercion, unknown fields rejected by the schemas themselves.
+  customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
+} as const;
 
 export async function buildServer(
   deps: AppDeps,
@@ -59,10 +75,10 @@ export async function buildServer(
     childLoggerFactory: requestLog,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: false,
-    ajv: {
-      // Strict input: no type coercion, unknown fields rejected by the schemas themselves.
-      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
-    },
+    ajv: AJV_OPTIONS,
+    ...(options.compilersFactory
+      ? { schemaController: { compilersFactory: options.compilersFactory } }
+      : {}),
   });
 
   // Many clients send `Content-Type: application/json` with no body on body-less calls

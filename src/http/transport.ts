@@ -137,6 +137,8 @@ export class Transport {
    * poll of it (the check phase follows the poll). Resolves once every connection ended.
    */
   #closeListener(server: Server, boundMs: number): Promise<void> {
+    // Never listening (requests injected in process): no queue, nothing to wait for.
+    if (!server.listening) return Promise.resolve();
     const since = Date.now();
     return new Promise((resolve) => {
       const look = () => {

@@ -8,6 +8,7 @@ import type { PasswordHasher } from '../../src/domain/passwords/password-hasher.
 import { FakeClock } from './clock.js';
 import { createTestDatabase, type DatabaseKind, type TestDatabase } from './databases.js';
 import { DeclaredResponses } from './declared-responses.js';
+import { sharedCompilers } from './schema-compilers.js';
 
 let fastHasher: Promise<PasswordHasher> | undefined;
 
@@ -89,6 +90,7 @@ export async function createTestApp(
       clock,
       hasher: overrides.hasher ?? (await testHasher()),
       instrument: declared.install,
+      compilersFactory: sharedCompilers,
     },
     logger,
   );
