@@ -7,7 +7,23 @@
 import { readFileSync } from 'node:fs';
 import autocannon, { type RequestStep, type Result } from 'autocannon';
 
-export type ScenarioName = 'whoami' | 'verify' | 'identity' | 'login' | 'link' | 'signup';
+export type ScenarioName =
+  'whoami' | 'verify' | 'identity' | 'login' | 'link' | 'signup' | OidcScenario;
+export type OidcScenario = 'oidc-code' | 'oidc-refresh' | 'oidc-userinfo';
+
+/** What one OIDC round presents to one server (its own client, codes and tokens). */
+export interface OidcLoadData {
+  tokenPath: string;
+  userinfoPath: string;
+  /** `Basic base64(client_id:client_secret)`. */
+  basic: string;
+  redirectUri: string;
+  /** Unredeemed codes with their PKCE verifiers; a code round redeems each once. */
+  codes: { code: string; verifier: string }[];
+  /** One refresh chain's first token per connection. */
+  refreshTokens: string[];
+  accessTokens: string[];
+}
 
 export interface LoadData {
   /** Raw session tokens that are valid in the database under test. */
@@ -17,6 +33,7 @@ export interface LoadData {
   password: string;
   serviceToken: string;
   linkSubjects: { subject: string; username: string }[];
+  oidc?: OidcLoadData;
 }
 
 export interface LoadSpec {
@@ -49,6 +66,8 @@ export interface LoadResult {
   mainThreadCpuSeconds?: number;
   /** Share of the machine's CPU time the hypervisor stole during the round (orchestrator). */
   stealShare?: number;
+  /** CPU seconds of the PostgreSQL backends serving the measured server (OIDC rounds). */
+  databaseCpuSeconds?: number;
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -193,6 +212,70 @@ function plan(scenario: ScenarioName, data: LoadData): Plan & { measured: () => 
             onResponse: () => {
               lastStepMeasured = true;
             },
+          },
+        ],
+      };
+    }
+    case 'oidc-code':
+    case 'oidc-refresh': {
+      const oidc = data.oidc!;
+      const refresh = scenario === 'oidc-refresh';
+      const form = {
+        authorization: oidc.basic,
+        'content-type': 'application/x-www-form-urlencoded',
+      };
+      // autocannon clears a connection's context after each request, so a chain's next
+      // token waits in this queue: each response puts the token it rotated to back, and
+      // with as many chains as connections every request finds one.
+      const chains = [...oidc.refreshTokens];
+      const code = refresh ? undefined : rotate(oidc.codes);
+      const params = (): Record<string, string> => {
+        if (!code) return { grant_type: 'refresh_token', refresh_token: chains.shift() ?? 'none' };
+        const next = code();
+        return {
+          grant_type: 'authorization_code',
+          code: next.code,
+          code_verifier: next.verifier,
+          redirect_uri: oidc.redirectUri,
+        };
+      };
+      return {
+        expected: 200,
+        measured,
+        requests: [
+          {
+            method: 'POST',
+            path: oidc.tokenPath,
+            setupRequest: (request) => ({
+              ...request,
+              headers: form,
+              body: new URLSearchParams(params()).toString(),
+            }),
+            onResponse: refresh
+              ? (status, body) => {
+                  if (status === 200) {
+                    chains.push((JSON.parse(body) as { refresh_token: string }).refresh_token);
+                  }
+                }
+              : undefined,
+          },
+        ],
+      };
+    }
+    case 'oidc-userinfo': {
+      const oidc = data.oidc!;
+      const token = rotate(oidc.accessTokens);
+      return {
+        expected: 200,
+        measured,
+        requests: [
+          {
+            method: 'GET',
+            path: oidc.userinfoPath,
+            setupRequest: (request) => ({
+              ...request,
+              headers: { authorization: `Bearer ${token()}` },
+            }),
           },
         ],
       };

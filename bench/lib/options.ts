@@ -10,6 +10,9 @@ export const ALL_SCENARIOS: ScenarioName[] = [
   'login',
   'link',
   'signup',
+  'oidc-code',
+  'oidc-refresh',
+  'oidc-userinfo',
 ];
 
 export interface BenchOptions {
@@ -19,6 +22,7 @@ export interface BenchOptions {
   rounds: number;
   connections: number;
   loginConnections: number;
+  oidcConnections: number;
   only: ScenarioName[];
   /** The courier's sending rate (bench/lib/courier.ts): with every scenario, or `--only courier`. */
   courier: boolean;
@@ -38,6 +42,7 @@ export const USAGE = `npm run bench -- [options]
   --rounds <n>            A/B pairs per scenario: service, floor, service, floor... (default 3)
   --connections <n>       autocannon connections for the session scenarios (default 50)
   --login-connections <n> connections for password login (default 8)
+  --oidc-connections <n>  connections for the OIDC scenarios (default 16; as many refresh chains)
   --only <a,b>            scenarios among ${ALL_SCENARIOS.join(', ')}, courier (default all)
   --db <sqlite|postgres|both>  (default both; postgres is skipped when unreachable)
   --large                 whoami on the 1M identities / 5M sessions database vs the small one
@@ -60,6 +65,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
       rounds: { type: 'string', default: '3' },
       connections: { type: 'string', default: '50' },
       'login-connections': { type: 'string', default: '8' },
+      'oidc-connections': { type: 'string', default: '16' },
       only: { type: 'string' },
       db: { type: 'string' },
       large: { type: 'boolean', default: false },
@@ -101,6 +107,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     rounds: positive('rounds', values.rounds, true),
     connections: positive('connections', values.connections, true),
     loginConnections: positive('login-connections', values['login-connections'], true),
+    oidcConnections: positive('oidc-connections', values['oidc-connections'], true),
     only,
     courier: names ? names.includes('courier') : !values.large,
     dbs: dbText === 'both' ? ['sqlite', 'postgres'] : [dbText as DbKind],

@@ -72,7 +72,8 @@ export async function runArgon2Bound(
   );
 }
 
-function statCpuSeconds(path: string): number {
+/** utime + stime of a process or thread from its `stat` file, in seconds (NaN once gone). */
+export function statCpuSeconds(path: string): number {
   try {
     const stat = readFileSync(path, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -260,6 +261,26 @@ export function startFloor(options: {
       FLOOR_PORT: String(options.port),
       SERVICE_DATABASE_URL: options.databaseUrl,
       FLOOR_RESPONSE_BYTES: String(options.responseBytes),
+    },
+    options.port,
+  );
+}
+
+/** The bare oidc-provider (bench/oidc-floor.ts), serving `client` at its root issuer. */
+export function startOidcFloor(options: {
+  port: number;
+  env: NodeJS.ProcessEnv;
+  client: { id: string; secret: string; redirectUri: string };
+}): Promise<ServerProcess> {
+  return ServerProcess.start(
+    'oidc floor',
+    [...START_FLAGS, ...TSX, join(ROOT, 'bench/oidc-floor.ts')],
+    {
+      ...options.env,
+      FLOOR_PORT: String(options.port),
+      FLOOR_OIDC_CLIENT_ID: options.client.id,
+      FLOOR_OIDC_CLIENT_SECRET: options.client.secret,
+      FLOOR_OIDC_REDIRECT_URI: options.client.redirectUri,
     },
     options.port,
   );

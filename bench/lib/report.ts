@@ -22,6 +22,8 @@ export interface Side {
   cpuUsPerOp: number;
   /** Of which the main thread (the event loop), microseconds per operation. */
   mainThreadUsPerOp: number;
+  /** CPU of the PostgreSQL backends serving the measured server, µs per operation. */
+  databaseUsPerOp?: number;
   memory?: MemorySample;
 }
 
@@ -37,8 +39,12 @@ export interface ScenarioResult {
   note?: string;
   connections?: number;
   service?: Side;
-  /** The floor server, or for login the argon2-only bound. */
-  reference?: Side & { kind: 'floor' | 'argon2' | 'login' };
+  /** The floor server, or for login the argon2-only bound, or the bare oidc-provider. */
+  reference?: Side & { kind: 'floor' | 'argon2' | 'login' | 'oidc-floor' };
+  /**
+   * Median pair ratio service / reference per second; for the OIDC scenarios, by CPU: the
+   * reference's CPU per operation over the service's.
+   */
   ratio?: number;
   /**
    * Login only: the floor's bare login (bench/floor.ts) in the same pairs, with the median
@@ -95,6 +101,9 @@ const UNIT: Record<ScenarioName, string> = {
   login: 'logins/s',
   link: 'sign-ins/s',
   signup: 'sign-ups/s',
+  'oidc-code': 'exchanges/s',
+  'oidc-refresh': 'refreshes/s',
+  'oidc-userinfo': 'req/s',
 };
 
 const DESCRIPTION: Record<ScenarioName, string> = {
@@ -104,6 +113,9 @@ const DESCRIPTION: Record<ScenarioName, string> = {
   login: '`GET /v1/login` + `POST /v1/flows/{id}/password`',
   link: '`POST /v1/authenticate/link`, returning user',
   signup: '`GET /v1/registration` + `POST /v1/registration/{id}/password`, a new identity each',
+  'oidc-code': '`POST <issuer>/token`, authorization_code (PKCE, `client_secret_basic`)',
+  'oidc-refresh': '`POST <issuer>/token`, refresh_token (rotated)',
+  'oidc-userinfo': '`GET <issuer>/me`, bearer access token',
 };
 
 function problems(side: Side | undefined): string {
@@ -147,9 +159,11 @@ export function markdown(report: BenchReport): string {
         ? `${fmt(reference.opsPerSec, 1)} argon2 verifications/s`
         : reference?.kind === 'login'
           ? `${fmt(reference.opsPerSec, 1)} password logins/s (same service)`
-          : reference
-            ? `${fmt(reference.opsPerSec)} floor req/s`
-            : '–';
+          : reference?.kind === 'oidc-floor'
+            ? `${fmt(reference.opsPerSec)} bare oidc-provider ${UNIT[result.scenario]}`
+            : reference
+              ? `${fmt(reference.opsPerSec)} floor req/s`
+              : '–';
     const digits = result.scenario === 'login' || result.scenario === 'signup' ? 1 : 0;
     const issue = [problems(service), reference ? problems(reference) : '']
       .filter(Boolean)
@@ -158,7 +172,7 @@ export function markdown(report: BenchReport): string {
       .map((target) => `${target.pass ? '✅' : '❌'} ${target.text}`)
       .join('<br>');
     lines.push(
-      `| ${result.db} | ${name} | ${result.connections ?? ''} | ${fmt(service.opsPerSec, digits)} ${UNIT[result.scenario]} | ${ms(service.p50)} | ${ms(service.p99)} | ${fmt(service.cpuUsPerOp)} (main ${fmt(service.mainThreadUsPerOp)}) | ${fmt(service.memory?.hwmMb, 0)} | ${refName} | ${reference?.kind === 'floor' ? ms(reference.p99) : '–'} | ${fmt(reference?.cpuUsPerOp)} | ${fmt(reference?.memory?.hwmMb)} | ${result.ratio === undefined ? '–' : fmt(result.ratio, 2)} | ${targets}${issue ? `<br>⚠️ ${issue}` : ''} |`,
+      `| ${result.db} | ${name} | ${result.connections ?? ''} | ${fmt(service.opsPerSec, digits)} ${UNIT[result.scenario]} | ${ms(service.p50)} | ${ms(service.p99)} | ${fmt(service.cpuUsPerOp)} (main ${fmt(service.mainThreadUsPerOp)}${service.databaseUsPerOp === undefined ? '' : `; PostgreSQL ${fmt(service.databaseUsPerOp)}`}) | ${fmt(service.memory?.hwmMb, 0)} | ${refName} | ${reference?.kind === 'floor' || reference?.kind === 'oidc-floor' ? ms(reference.p99) : '–'} | ${fmt(reference?.cpuUsPerOp)} | ${fmt(reference?.memory?.hwmMb)} | ${result.ratio === undefined ? '–' : `${fmt(result.ratio, 2)}${reference?.kind === 'oidc-floor' ? ' (CPU)' : ''}`} | ${targets}${issue ? `<br>⚠️ ${issue}` : ''} |`,
     );
   }
   lines.push('');
