@@ -1,6 +1,6 @@
 /**
  * The OpenID Connect floor: a bare oidc-provider (the version Tessera runs) with the
- * library's in-memory adapter, so the token endpoint and userinfo cost what the library
+ * library's in-memory adapter (on a larger store, below), so the token endpoint and userinfo cost what the library
  * itself costs on this machine. It is configured as Tessera's provider
  * (src/http/oidc/provider.ts) where that changes the work of a request: one confidential
  * client authenticating with `client_secret_basic`, an RS256 2048-bit key made by Tessera's
@@ -17,13 +17,23 @@
  */
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import Provider, { type Configuration, type InteractionResults } from 'oidc-provider';
+import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
+import LRU from 'oidc-provider/lib/helpers/lru.js';
 import { generateSigningKey } from '../src/adapters/oidc-signing-key.js';
 import { OIDC_TTL_SECONDS } from '../src/domain/oidc/lifetimes.js';
 
 const port = Number(process.env.FLOOR_PORT ?? 0);
 const issuer = `http://127.0.0.1:${port}`;
 
+/**
+ * The library's in-memory adapter keeps at most 1,000 entries by default and evicts the
+ * oldest: a round's codes (a thousand or more, made before it) would be evicted before they
+ * are redeemed. The same adapter on a store that evicts nothing a run can fill.
+ */
+const store = new LRU({ maxSize: 10_000_000 });
+
 const configuration: Configuration = {
+  adapter: (model: string) => new MemoryAdapter(model, store, 0),
   clients: [
     {
       client_id: process.env.FLOOR_OIDC_CLIENT_ID ?? 'bench',
