@@ -66,7 +66,7 @@ async function main(): Promise<void> {
     "autocannon keeps every connection busy (closed loop), so each round saturates the machine and by Little's law the mean latency is connections / throughput: at 50 connections a p99 under 5 ms needs well over 10,000 req/s with little spread; compare with the floor's own p99 in the same run.",
     "Peak RSS is the service process's VmHWM (kernel peak resident set) at the end of the scenario; every scenario starts a fresh service process.",
     'Rate limits are raised for the run (SERVICE_RATE_LIMIT_*=100000000/1s): the limiter still runs and writes its counters on every login.',
-    "OIDC scenarios (issue 27): the service runs with SERVICE_OIDC_ISSUER and a first-party confidential client (`client_secret_basic`, RS256 2048, PKCE S256); the reference is a bare oidc-provider of the same version with its in-memory adapter (`bench/oidc-floor.ts`), configured alike. Codes are made before each round through each server's real authorization leg and redeemed once; refresh follows one rotating chain per connection; userinfo rotates over the access tokens of those exchanges. Their ratio is by CPU: the floor's CPU µs/op over the service's (the service's operations per CPU second over the floor's); on PostgreSQL the service's CPU cell also gives its client backends' CPU per operation (/proc), which the ratio does not include.",
+    "OIDC scenarios (issue 27): the service runs with SERVICE_OIDC_ISSUER and a first-party confidential client (`client_secret_basic`, RS256 2048, PKCE S256); the reference is a bare oidc-provider of the same version with its in-memory adapter (`bench/oidc-floor.ts`), configured alike. Codes are made before each round through each server's real authorization leg and redeemed once; refresh follows one rotating chain per connection; userinfo rotates over the access tokens of those exchanges; each server does 800 operations of the scenario before the measured rounds. Their ratio is by CPU: the floor's CPU µs/op over the service's (the service's operations per CPU second over the floor's); on PostgreSQL the service's CPU cell also gives its client backends' CPU per operation (/proc), which the ratio does not include.",
   ];
   const workDir = mkdtempSync(join(tmpdir(), 'tessera-bench-'));
   const results: ScenarioResult[] = [];
@@ -158,6 +158,7 @@ async function main(): Promise<void> {
       'warm-up seconds': options.warmupSec,
       connections: options.connections,
       'login connections': options.loginConnections,
+      'OIDC connections': options.oidcConnections,
       SERVICE_HASH_CONCURRENCY: serviceDefaults.hashConcurrency,
       SERVICE_DB_POOL_SIZE: serviceDefaults.dbPoolSize,
       profiled: options.profile,

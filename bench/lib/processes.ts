@@ -246,24 +246,35 @@ export function startService(options: {
   );
 }
 
+/**
+ * A floor process (a bench/*.ts file) on `port`, with the same node flags as the service, so
+ * that peak RSS compares like with like.
+ */
+function startBenchServer(
+  name: string,
+  file: string,
+  port: number,
+  env: NodeJS.ProcessEnv,
+): Promise<ServerProcess> {
+  return ServerProcess.start(
+    name,
+    [...START_FLAGS, ...TSX, join(ROOT, file)],
+    { ...env, FLOOR_PORT: String(port) },
+    port,
+  );
+}
+
 export function startFloor(options: {
   port: number;
   databaseUrl: string;
   responseBytes: number;
   env: NodeJS.ProcessEnv;
 }): Promise<ServerProcess> {
-  return ServerProcess.start(
-    'floor',
-    // The same node flags as the service, so that peak RSS compares like with like.
-    [...START_FLAGS, ...TSX, join(ROOT, 'bench/floor.ts')],
-    {
-      ...options.env,
-      FLOOR_PORT: String(options.port),
-      SERVICE_DATABASE_URL: options.databaseUrl,
-      FLOOR_RESPONSE_BYTES: String(options.responseBytes),
-    },
-    options.port,
-  );
+  return startBenchServer('floor', 'bench/floor.ts', options.port, {
+    ...options.env,
+    SERVICE_DATABASE_URL: options.databaseUrl,
+    FLOOR_RESPONSE_BYTES: String(options.responseBytes),
+  });
 }
 
 /** The bare oidc-provider (bench/oidc-floor.ts), serving `client` at its root issuer. */
@@ -272,16 +283,10 @@ export function startOidcFloor(options: {
   env: NodeJS.ProcessEnv;
   client: { id: string; secret: string; redirectUri: string };
 }): Promise<ServerProcess> {
-  return ServerProcess.start(
-    'oidc floor',
-    [...START_FLAGS, ...TSX, join(ROOT, 'bench/oidc-floor.ts')],
-    {
-      ...options.env,
-      FLOOR_PORT: String(options.port),
-      FLOOR_OIDC_CLIENT_ID: options.client.id,
-      FLOOR_OIDC_CLIENT_SECRET: options.client.secret,
-      FLOOR_OIDC_REDIRECT_URI: options.client.redirectUri,
-    },
-    options.port,
-  );
+  return startBenchServer('oidc floor', 'bench/oidc-floor.ts', options.port, {
+    ...options.env,
+    FLOOR_OIDC_CLIENT_ID: options.client.id,
+    FLOOR_OIDC_CLIENT_SECRET: options.client.secret,
+    FLOOR_OIDC_REDIRECT_URI: options.client.redirectUri,
+  });
 }
