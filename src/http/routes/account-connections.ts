@@ -258,6 +258,13 @@ export async function answerConnectionCallback(
     if (!refused) throw error;
     request.errorCode = refused.code;
     deps.providerSignIns.record(taken.provider.id, refused.code);
+    // A refused connection is a credential change that did not happen: audited like one.
+    deps.audit.enqueue(actor, {
+      action: 'provider_connect',
+      target_identity: taken.record.identity_id,
+      outcome: refused.code,
+      details: { provider: taken.provider.id },
+    });
     const page = messagePage({
       title: `Connect ${taken.provider.label}`,
       message: refused.message,
