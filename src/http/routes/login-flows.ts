@@ -25,11 +25,9 @@ import {
   submitToFlow,
 } from '../../domain/login-flows/flow-service.js';
 import type { SignInMethodDeps } from '../../domain/sign-in/methods.js';
-import { addressKey } from '../../domain/login-flows/address-key.js';
-import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.js';
 import { toIso } from '../../lib/clock.js';
 import { secretsEqual } from '../../lib/tokens.js';
-import { addressOf } from '../client-address.js';
+import { addressOf, countChallengeRequest } from '../client-address.js';
 import type { AppDeps } from '../deps.js';
 import { handleError } from '../errors.js';
 import { presentsFlowCookie, setFlowCookie } from '../flow-cookie.js';
@@ -460,13 +458,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
         requireAvailable(flowDeps, method);
         // Counted before the flow is looked up: each request costs a read and a challenge
         // write, and an unauthenticated caller needs no valid flow to send it.
-        const address = await addressOf(deps, request);
-        await consumeRateLimit(
-          deps.store,
-          deps.clock,
-          `flow-challenge:ip:${addressKey(address)}`,
-          deps.config.rateLimits.challengeIp,
-        );
+        await countChallengeRequest(deps, request);
         const { csrf_token: csrfToken, ...fields } = request.body ?? {};
         const { flow, options } = await challengeForFlow(flowDeps, method, {
           flowId: request.params.id,

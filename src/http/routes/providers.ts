@@ -1,6 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { addressKey } from '../../domain/login-flows/address-key.js';
 import type { FlowRecord } from '../../domain/login-flows/flow.js';
 import {
   BROWSER_ACTOR,
@@ -18,9 +17,8 @@ import {
   startProviderSignUp,
 } from '../../domain/providers/provider-sign-in.js';
 import type { UpstreamProvider } from '../../domain/providers/upstream.js';
-import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.js';
 import { DomainError } from '../../domain/errors.js';
-import { addressOf } from '../client-address.js';
+import { addressOf, countChallengeRequest } from '../client-address.js';
 import { answerConnectionCallback } from './account-connections.js';
 import { setSessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
@@ -100,19 +98,16 @@ export function providerRoutes(app: FastifyInstance, deps: AppDeps): void {
   async function answerStart(
     request: FastifyRequest<{ Body: Static<typeof StartBody> }>,
     reply: FastifyReply,
-    start: (provider: UpstreamProvider, browser: string, origin: string) => Promise<string>,
+    start: (
+      provider: UpstreamProvider,
+      at: { browser: string; origin: string; address: string },
+    ) => Promise<string>,
   ) {
-    const address = await addressOf(deps, request);
-    await consumeRateLimit(
-      deps.store,
-      deps.clock,
-      `flow-challenge:ip:${addressKey(address)}`,
-      deps.config.rateLimits.challengeIp,
-    );
+    const address = await countChallengeRequest(deps, request);
     const provider = deps.providers.get(request.body.provider);
     if (!provider) throw new DomainError('not_found');
     return sendToProvider(deps, request, reply, provider, (browser, origin) =>
-      start(provider, browser, origin),
+      start(provider, { browser, origin, address }),
     );
   }
 
@@ -169,7 +164,7 @@ export function providerRoutes(app: FastifyInstance, deps: AppDeps): void {
       }),
     },
     (request, reply) =>
-      answerStart(request, reply, (provider, browser, origin) =>
+      answerStart(request, reply, (provider, { browser, origin }) =>
         startProviderSignIn(flowDeps, {
           flowId: request.params.id,
           csrfToken: request.body.csrf_token,
@@ -211,14 +206,12 @@ export function providerRoutes(app: FastifyInstance, deps: AppDeps): void {
       }),
     },
     (request, reply) =>
-      answerStart(request, reply, async (provider, browser, origin) => {
+      answerStart(request, reply, async (provider, at) => {
         const { flow, url } = await startProviderSignUp(flowDeps, {
           registrationFlowId: request.params.id,
           csrfToken: request.body.csrf_token,
           providerId: provider.id,
-          browser,
-          origin,
-          address: await addressOf(deps, request),
+          ...at,
           allowList: returnToAllowList(request, deps.config),
         });
         // As GET /v1/login does: the login UI reads this flow's CSRF token with it.
