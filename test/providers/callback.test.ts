@@ -69,6 +69,23 @@ function callback(
   });
 }
 
+/** An identity named `username`, with a password, already holding the account `subject` at corp. */
+async function identityLinkedTo(t: Downstream, username: string, subject: string) {
+  const identity = await registerIdentity(t.deps, ACTOR, {
+    username,
+    password: 'correct horse battery',
+  });
+  const now = t.clock.now();
+  await t.deps.store.insertLink({
+    provider: 'corp',
+    subject,
+    identity_id: identity.id,
+    verified_at: now,
+    linked_at: now,
+  });
+  return identity;
+}
+
 function sessionOf(res: LightMyRequestResponse): string | undefined {
   return res.cookies.find((c) => c.name === 'service_session')?.value;
 }
@@ -345,18 +362,7 @@ function suite(kind: DatabaseKind) {
   });
 
   it('refuses, page and audit row, a connection of an account another identity holds', async () => {
-    const other = await registerIdentity(t.deps, ACTOR, {
-      username: 'holder',
-      password: 'correct horse battery',
-    });
-    const now = t.clock.now();
-    await t.deps.store.insertLink({
-      provider: 'corp',
-      subject: 'held-sub',
-      identity_id: other.id,
-      verified_at: now,
-      linked_at: now,
-    });
+    await identityLinkedTo(t, 'holder', 'held-sub');
     const cora = await registerIdentity(t.deps, ACTOR, {
       username: 'cora',
       password: 'correct horse battery',
@@ -483,18 +489,7 @@ describe('provider callbacks with registration closed', () => {
     expect(res.body).toContain('new accounts cannot be created here');
     expect(await flowErrors(t, started.flowId)).toEqual(['registration_closed']);
 
-    const known = await registerIdentity(t.deps, ACTOR, {
-      username: 'known',
-      password: 'correct horse battery',
-    });
-    const now = t.clock.now();
-    await t.deps.store.insertLink({
-      provider: 'corp',
-      subject: 'known-sub',
-      identity_id: known.id,
-      verified_at: now,
-      linked_at: now,
-    });
+    await identityLinkedTo(t, 'known', 'known-sub');
     const again = await start(t, 'corp');
     const ok = await callback(
       t,
