@@ -39,7 +39,8 @@ import {
 import { REGISTRATION_PATH } from '../registration-page/render.js';
 import { sendSignUpFailure } from '../registration-page/respond.js';
 import { ClientIpHeader, IdParams, responses, seeOther } from '../schemas.js';
-import { BROWSER_ERRORS, OPTIONAL_SERVICE_TOKEN, flowDepsOf } from './login-flows.js';
+import { BROWSER_ERRORS, OPTIONAL_SERVICE_TOKEN } from '../flow-schemas.js';
+import { flowDepsOf } from '../flow-routes.js';
 
 const StartBody = Type.Object(
   {

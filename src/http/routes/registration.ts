@@ -36,12 +36,8 @@ import {
   responses,
   seeOther,
 } from '../schemas.js';
-import {
-  BROWSER_ERRORS,
-  ChallengeOptionsSchema,
-  OPTIONAL_SERVICE_TOKEN,
-  flowDepsOf,
-} from './login-flows.js';
+import { BROWSER_ERRORS, ChallengeOptionsSchema, OPTIONAL_SERVICE_TOKEN } from '../flow-schemas.js';
+import { flowDepsOf } from '../flow-routes.js';
 import { VerificationSchema, mailLocaleOf, verificationDeps } from './verification.js';
 
 export const RegistrationFlowSchema = Type.Object(
