@@ -361,4 +361,6 @@ export const REGISTRATION_URLS = [
   registrationSubmitPath(':id', 'password'),
   `${registrationSubmitPath(':id', 'passkey')}/options`,
   registrationSubmitPath(':id', 'passkey'),
+  // The sign-up page's provider buttons (routes/providers.ts).
+  `${REGISTRATION_PATH}/:id/provider`,
 ];
