@@ -103,6 +103,9 @@ async function fillQueue(db: BenchDatabase, count: number, now: number): Promise
        FROM generate_series(1, $3::int) AS i`,
       [since, now, count],
     );
+    // What autovacuum does within a minute of such a load: without statistics the planner
+    // sorts every due row instead of reading the due index in order (45 ms, not 1 ms).
+    await client.query('ANALYZE outbox');
   } finally {
     await client.end();
   }
