@@ -1,6 +1,8 @@
 import { isIP } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../domain/errors.js';
+import { addressKey } from '../domain/login-flows/address-key.js';
+import { consumeRateLimit } from '../domain/rate-limit/rate-limiter.js';
 import type { ServiceCaller } from '../domain/service-tokens/service-token.js';
 import type { AppDeps } from './deps.js';
 import { presentedCaller } from './service-auth.js';
@@ -38,4 +40,23 @@ export async function addressOf(deps: AppDeps, request: FastifyRequest): Promise
   const stated = request.headers[CLIENT_IP_HEADER] !== undefined;
   const caller = bearer || stated ? await presentedCaller(deps, request) : null;
   return clientAddress(request, caller);
+}
+
+/**
+ * A request for a challenge or a provider's URL: each costs a write, and an unauthenticated
+ * caller needs no valid flow to send it, so it is counted per client address
+ * (SERVICE_RATE_LIMIT_CHALLENGE_IP) before anything is looked up. Answers the address.
+ */
+export async function countChallengeRequest(
+  deps: AppDeps,
+  request: FastifyRequest,
+): Promise<string> {
+  const address = await addressOf(deps, request);
+  await consumeRateLimit(
+    deps.store,
+    deps.clock,
+    `flow-challenge:ip:${addressKey(address)}`,
+    deps.config.rateLimits.challengeIp,
+  );
+  return address;
 }

@@ -8,7 +8,7 @@ import { browserDevice } from './device.js';
 import { clearFlowCookie } from './flow-cookie.js';
 import { signedInPage } from './login-page/render.js';
 import { isFormPost, sendPage } from './login-page/respond.js';
-import type { SubmitRoute } from './routes/login-flows.js';
+import type { SubmitRoute } from './flow-schemas.js';
 import { attemptOf } from './sign-in-audit.js';
 
 /**

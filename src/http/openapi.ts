@@ -18,7 +18,7 @@ import {
   CHALLENGE_BODIES,
   SubmitResultSchema,
   pascalCase,
-} from './routes/login-flows.js';
+} from './flow-schemas.js';
 import { PasskeySchema } from './routes/account-passkeys.js';
 import { Readiness } from './routes/operations.js';
 import {

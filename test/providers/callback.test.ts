@@ -9,6 +9,8 @@ import {
   type DatabaseKind,
   type TestDatabase,
 } from '../helpers/databases.js';
+import { sessionTokenOf, startFlow, submit } from '../flows/helpers.js';
+import { auditEntries } from '../helpers/core.js';
 import { startDownstream, type Downstream } from './helpers.js';
 import {
   startFakeGitHub,
@@ -65,6 +67,23 @@ function callback(
     url: `/v1/providers/${provider}/callback?${new URLSearchParams(params).toString()}`,
     headers: { cookie: `service_provider_browser=${browser}`, accept: HTML },
   });
+}
+
+/** An identity named `username`, with a password, already holding the account `subject` at corp. */
+async function identityLinkedTo(t: Downstream, username: string, subject: string) {
+  const identity = await registerIdentity(t.deps, ACTOR, {
+    username,
+    password: 'correct horse battery',
+  });
+  const now = t.clock.now();
+  await t.deps.store.insertLink({
+    provider: 'corp',
+    subject,
+    identity_id: identity.id,
+    verified_at: now,
+    linked_at: now,
+  });
+  return identity;
 }
 
 function sessionOf(res: LightMyRequestResponse): string | undefined {
@@ -342,6 +361,50 @@ function suite(kind: DatabaseKind) {
     expect(sessionOf(done)).toBeDefined();
   });
 
+  it('refuses, page and audit row, a connection of an account another identity holds', async () => {
+    await identityLinkedTo(t, 'holder', 'held-sub');
+    const cora = await registerIdentity(t.deps, ACTOR, {
+      username: 'cora',
+      password: 'correct horse battery',
+    });
+    const flow = await startFlow(t);
+    const signedIn = await submit(t, flow.id, {
+      username: 'cora',
+      password: 'correct horse battery',
+      csrf_token: flow.csrf_token,
+    });
+    const cookie = `service_session=${sessionTokenOf(signedIn)}`;
+    const list = await t.inject({
+      method: 'GET',
+      url: '/v1/account/connections',
+      headers: { cookie, accept: 'application/json' },
+    });
+    expect(list.statusCode, list.body).toBe(200);
+    const csrf = list.headers['x-csrf-token'] as string;
+    const started = await t.inject({
+      method: 'POST',
+      url: '/v1/account/connections/corp/connect',
+      headers: { cookie, 'x-csrf-token': csrf },
+      payload: {},
+    });
+    expect(started.statusCode, started.body).toBe(200);
+    const browser = started.cookies.find((c) => c.name === 'service_provider_browser')!.value;
+    const url = (started.json() as { redirect_to: string }).redirect_to;
+    const state = new URL(url).searchParams.get('state')!;
+    const res = await t.inject({
+      method: 'GET',
+      url: `/v1/providers/corp/callback?${new URLSearchParams({ code: issuer.authorize(url, 'held-sub'), state })}`,
+      headers: { cookie: `${cookie}; service_provider_browser=${browser}`, accept: HTML },
+    });
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.body).toContain('connected to another account');
+    expect(await t.deps.store.listLinks(cora.id)).toEqual([]);
+    const refused = (await auditEntries(t)).filter(
+      (entry) => entry.action === 'provider_connect' && entry.target_identity === cora.id,
+    );
+    expect(refused).toMatchObject([{ outcome: 'validation_error', details: { provider: 'corp' } }]);
+  });
+
   it('makes a taken user name unique', async () => {
     issuer.profiles.set('other-ann', { preferred_username: 'Ann' });
     const { res } = await signIn('other-ann');
@@ -426,18 +489,7 @@ describe('provider callbacks with registration closed', () => {
     expect(res.body).toContain('new accounts cannot be created here');
     expect(await flowErrors(t, started.flowId)).toEqual(['registration_closed']);
 
-    const known = await registerIdentity(t.deps, ACTOR, {
-      username: 'known',
-      password: 'correct horse battery',
-    });
-    const now = t.clock.now();
-    await t.deps.store.insertLink({
-      provider: 'corp',
-      subject: 'known-sub',
-      identity_id: known.id,
-      verified_at: now,
-      linked_at: now,
-    });
+    await identityLinkedTo(t, 'known', 'known-sub');
     const again = await start(t, 'corp');
     const ok = await callback(
       t,

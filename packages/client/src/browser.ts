@@ -1,6 +1,6 @@
 /**
  * The browser part of the client: the calls a page makes itself, with the session cookie
- * (`credentials: 'include'`). Imports nothing Node-only; the test suite bundles it for the
+ * (`credentials: 'include'`): the session, and an operator's own login and sign-up UI. Imports nothing Node-only; the test suite bundles it for the
  * browser to keep it so. The page's origin must be in `SERVICE_SESSION_CORS_ORIGINS` (whoami,
  * logout) and, for the flow calls, be the login UI (`SERVICE_LOGIN_UI_URL`).
  */
@@ -13,8 +13,13 @@ import { isAcceptableToken } from './tokens.js';
 import { createTransport, type TransportOptions } from './transport.js';
 import type {
   CompletedFlow,
+  CompletedSignUp,
   FlowPasswordSubmission,
+  FlowProviderRequest,
+  FlowProviderStart,
   FlowWithErrors,
+  RegistrationFlow,
+  RegistrationPasswordSubmission,
   Session,
   StartedFlow,
 } from './types.js';
@@ -42,6 +47,32 @@ export interface BrowserClient {
     submission: FlowPasswordSubmission,
     options?: { signal?: AbortSignal },
   ): Promise<CompletedFlow>;
+  /**
+   * Starts a sign-in with an upstream provider: navigate the browser to `redirect_to`; the
+   * provider sends it back to Tessera, and Tessera to the login UI or `return_to`.
+   */
+  startFlowProvider(
+    flowId: string,
+    request: FlowProviderRequest,
+    options?: { signal?: AbortSignal },
+  ): Promise<FlowProviderStart>;
+  /** A registration flow (SERVICE_REGISTRATION=open; else `not_found`), docs/registration.md. */
+  startRegistration(options?: {
+    returnTo?: string;
+    signal?: AbortSignal;
+  }): Promise<RegistrationFlow>;
+  /** Signs up with a password; the session cookie is set unless the address must be verified first. */
+  submitRegistrationPassword(
+    flowId: string,
+    submission: RegistrationPasswordSubmission,
+    options?: { signal?: AbortSignal },
+  ): Promise<CompletedSignUp>;
+  /** Signs up with an upstream provider: navigate the browser to `redirect_to`. */
+  startRegistrationProvider(
+    flowId: string,
+    request: FlowProviderRequest,
+    options?: { signal?: AbortSignal },
+  ): Promise<FlowProviderStart>;
   /** Ends the session and clears the cookie; succeeds also when there was none. */
   logout(options?: { signal?: AbortSignal }): Promise<void>;
   /** The hosted login page's URL, landing on `returnTo` once signed in. */
@@ -93,6 +124,51 @@ export function createBrowserClient(options: BrowserClientOptions): BrowserClien
         raw.POST('/v1/flows/{id}/password', {
           params: { path: { id: flowId } },
           body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    startFlowProvider: async (flowId, request, o) => {
+      checkFlow(flowId);
+      return unwrap(
+        raw.POST('/v1/flows/{id}/provider', {
+          params: { path: { id: flowId } },
+          body: request,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    startRegistration: (o) =>
+      unwrap(
+        raw.GET('/v1/registration', {
+          params: { query: o?.returnTo === undefined ? {} : { return_to: o.returnTo } },
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      ),
+    submitRegistrationPassword: async (flowId, submission, o) => {
+      checkFlow(flowId);
+      return unwrap(
+        raw.POST('/v1/registration/{id}/password', {
+          params: { path: { id: flowId } },
+          body: submission,
+          headers: { accept: 'application/json' },
+          signal: o?.signal,
+        }),
+        o?.signal,
+      );
+    },
+    startRegistrationProvider: async (flowId, request, o) => {
+      checkFlow(flowId);
+      return unwrap(
+        raw.POST('/v1/registration/{id}/provider', {
+          params: { path: { id: flowId } },
+          body: request,
           headers: { accept: 'application/json' },
           signal: o?.signal,
         }),

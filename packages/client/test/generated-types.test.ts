@@ -9,7 +9,7 @@ import type {
   LinkSchema,
   SignInResponse,
 } from '../../../src/http/routes/links.js';
-import type { FlowSchema, StartedFlowSchema } from '../../../src/http/routes/login-flows.js';
+import type { FlowSchema, StartedFlowSchema } from '../../../src/http/flow-schemas.js';
 import type {
   ErrorSchema,
   IdentitySchema,

@@ -2,11 +2,48 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../../domain/errors.js';
 import { type FlowRecord, isFlowOpen } from '../../domain/login-flows/flow.js';
 import { ProviderRefusal } from '../../domain/providers/refusal.js';
-import { UpstreamFailure } from '../../domain/providers/upstream.js';
+import { UpstreamFailure, type UpstreamProvider } from '../../domain/providers/upstream.js';
+import type { AppDeps } from '../deps.js';
 import { ERROR_STATUS, refusalOf } from '../errors.js';
 import type { LoginOffers } from '../login-page/offers.js';
 import { loginPage, messagePage } from '../login-page/render.js';
-import { landingOrigins, restartUrl, sendPage } from '../login-page/respond.js';
+import { isFormPost, landingOrigins, restartUrl, sendPage } from '../login-page/respond.js';
+import { browserBinding } from '../provider-cookie.js';
+import { continuePage } from './render.js';
+
+/** The service's origin as browsers address it: SERVICE_PUBLIC_URL, else the request's. */
+export function serviceOrigin(request: FastifyRequest, deps: Pick<AppDeps, 'config'>): string {
+  return deps.config.publicUrl ?? `${request.protocol}://${request.host}`;
+}
+
+/**
+ * Every way to the provider (a login or sign-up button, the account page's "Connect"):
+ * binds the browser, lets `start` store the authorization request and answer the
+ * provider's URL, and answers JSON `{ redirect_to }`, or for a form post a page that goes
+ * there. A provider whose discovery fails is down, not the request wrong: 503.
+ */
+export async function sendToProvider(
+  deps: Pick<AppDeps, 'config'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  provider: UpstreamProvider,
+  start: (browser: string, origin: string) => Promise<string>,
+) {
+  const browser = browserBinding(request, reply, {
+    crossSitePost: provider.responseMode === 'form_post',
+    maxAgeSeconds: Math.ceil(deps.config.flowTtlMs / 1000),
+  });
+  let url: string;
+  try {
+    url = await start(browser, serviceOrigin(request, deps));
+  } catch (error) {
+    if (error instanceof UpstreamFailure) throw new DomainError('unavailable');
+    throw error;
+  }
+  reply.header('cache-control', 'no-store');
+  if (!isFormPost(request)) return { redirect_to: url };
+  return sendPage(reply, 200, continuePage(provider, url));
+}
 
 /** A refusal at a provider's callback, as the page words it and the error model codes it. */
 export interface ProviderFailure {

@@ -10,7 +10,6 @@ import {
   listConnections,
   startConnection,
 } from '../../domain/providers/connections.js';
-import { UpstreamFailure } from '../../domain/providers/upstream.js';
 import { verifySession } from '../../domain/sessions/session-service.js';
 import type { Session } from '../../domain/sessions/session.js';
 import {
@@ -26,9 +25,7 @@ import type { AppDeps } from '../deps.js';
 import { ERROR_STATUS, handleError, refusalOf } from '../errors.js';
 import { messagePage } from '../login-page/render.js';
 import { isFormPost, prefersHtml, sendPage } from '../login-page/respond.js';
-import { browserBinding } from '../provider-cookie.js';
-import { continuePage } from '../provider-pages/render.js';
-import { providerFailure } from '../provider-pages/respond.js';
+import { providerFailure, sendToProvider, serviceOrigin } from '../provider-pages/respond.js';
 import { NoContent, jsonOrPage, responses, seeOther } from '../schemas.js';
 
 const COOKIE = [{ sessionCookie: [] }];
@@ -56,10 +53,6 @@ export function connectionDeps(deps: AppDeps): ConnectionDeps {
     flowTtlMs: deps.config.flowTtlMs,
     signInEmailCode: deps.config.signInEmailCode,
   };
-}
-
-function serviceOrigin(request: FastifyRequest, deps: AppDeps): string {
-  return deps.config.publicUrl ?? `${request.protocol}://${request.host}`;
 }
 
 /**
@@ -173,25 +166,14 @@ export function accountConnectionRoutes(app: FastifyInstance, deps: AppDeps): vo
       const session = await requireAccountSession(deps, request);
       const provider = deps.providers.get(request.params.provider);
       if (!provider) throw new DomainError('not_found');
-      const browser = browserBinding(request, reply, {
-        crossSitePost: provider.responseMode === 'form_post',
-        maxAgeSeconds: Math.ceil(deps.config.flowTtlMs / 1000),
-      });
-      let url: string;
-      try {
-        url = await startConnection(connectionDeps(deps), {
+      return sendToProvider(deps, request, reply, provider, (browser, origin) =>
+        startConnection(connectionDeps(deps), {
           identityId: session.identity.id,
           providerId: provider.id,
           browser,
-          origin: serviceOrigin(request, deps),
-        });
-      } catch (error) {
-        if (error instanceof UpstreamFailure) throw new DomainError('unavailable');
-        throw error;
-      }
-      reply.header('cache-control', 'no-store');
-      if (!isFormPost(request)) return { redirect_to: url };
-      return sendPage(reply, 200, continuePage(provider, url));
+          origin,
+        }),
+      );
     },
   );
 
@@ -258,6 +240,13 @@ export async function answerConnectionCallback(
     if (!refused) throw error;
     request.errorCode = refused.code;
     deps.providerSignIns.record(taken.provider.id, refused.code);
+    // A refused connection is a credential change that did not happen: audited like one.
+    deps.audit.enqueue(actor, {
+      action: 'provider_connect',
+      target_identity: taken.record.identity_id,
+      outcome: refused.code,
+      details: { provider: taken.provider.id },
+    });
     const page = messagePage({
       title: `Connect ${taken.provider.label}`,
       message: refused.message,

@@ -25,7 +25,7 @@ import { messagePage } from '../login-page/render.js';
 import { prefersHtml, sendPage } from '../login-page/respond.js';
 import { requestRelyingParty } from '../relying-party.js';
 import { NoContent, Timestamp, StringEnum, jsonOrPage, responses, seeOther } from '../schemas.js';
-import { ChallengeOptionsSchema } from './login-flows.js';
+import { ChallengeOptionsSchema } from '../flow-schemas.js';
 
 export const PasskeySchema = Type.Object(
   {

@@ -1,35 +1,24 @@
-import { type Static, type TProperties, Type } from '@sinclair/typebox';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { loginOffers } from '../login-page/offers.js';
 import {
-  type FlowRecord,
   awaitsSecondFactor,
   isFlowOpen,
   toFlowView,
   toStartedFlow,
 } from '../../domain/login-flows/flow.js';
 import { DomainError } from '../../domain/errors.js';
-import type { SecondFactorStepDeps } from '../../domain/login-flows/second-factor-step.js';
 import { SECOND_FACTOR_REQUIRED } from '../../domain/sign-in/second-factor.js';
-import {
-  type SecondFactorMethodDeps,
-  enrolledSecondFactors,
-} from '../../domain/sign-in/second-factors.js';
 import { secondFactorPage } from '../login-page/second-factor-page.js';
 import {
-  type FlowDeps,
   challengeForFlow,
   findFlowWithErrors,
   requireAvailable,
   startFlow,
   submitToFlow,
 } from '../../domain/login-flows/flow-service.js';
-import type { SignInMethodDeps } from '../../domain/sign-in/methods.js';
-import { addressKey } from '../../domain/login-flows/address-key.js';
-import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.js';
 import { toIso } from '../../lib/clock.js';
-import { secretsEqual } from '../../lib/tokens.js';
-import { addressOf } from '../client-address.js';
+import { addressOf, countChallengeRequest } from '../client-address.js';
 import type { AppDeps } from '../deps.js';
 import { handleError } from '../errors.js';
 import { presentsFlowCookie, setFlowCookie } from '../flow-cookie.js';
@@ -37,8 +26,6 @@ import { flowSubmissionOf, sendSignedIn } from '../flow-submission.js';
 import {
   FLOW_METHODS,
   type FlowMethodSurface,
-  SECOND_FACTOR_SURFACES,
-  type SecondFactorSurface,
   flowChallengeUrl,
   flowMethodUrl,
 } from '../flow-methods.js';
@@ -57,238 +44,23 @@ import {
   refuseForeignOrigin,
   returnToAllowList,
 } from '../origins.js';
-import {
-  ClientIpHeader,
-  IdParams,
-  SessionSchema,
-  StringEnum,
-  Timestamp,
-  jsonOrPage,
-  responses,
-  seeOther,
-} from '../schemas.js';
+import { ClientIpHeader, IdParams, jsonOrPage, responses, seeOther } from '../schemas.js';
 import { flowPage } from '../relying-party.js';
+import { flowDepsOf, flowSubmitOptions, postedFlow } from '../flow-routes.js';
+import {
+  BROWSER_ERRORS,
+  CHALLENGE_BODIES,
+  ChallengeBody,
+  ChallengeOptionsSchema,
+  FlowDetailSchema,
+  OPTIONAL_SERVICE_TOKEN,
+  StartedFlowSchema,
+  type SubmitRoute,
+  pascalCase,
+} from '../flow-schemas.js';
 import { attemptOf, signInAuditHooks } from '../sign-in-audit.js';
 
-export const FlowSchema = Type.Object(
-  {
-    id: Type.String({ description: 'Flow id (tess_f_…)' }),
-    flow_id: Type.String({ description: 'Same as id' }),
-    return_to: Type.Union([Type.String(), Type.Null()]),
-    state: StringEnum(['created', 'second_factor_required', 'completed', 'failed', 'expired']),
-    issued_at: Timestamp,
-    expires_at: Timestamp,
-    second_factor: Type.Optional(
-      Type.Object(
-        { methods: Type.Array(Type.String()) },
-        {
-          description:
-            'Only in state second_factor_required: the methods that complete the flow (POST /v1/flows/{id}/<method>)',
-        },
-      ),
-    ),
-  },
-  { description: 'A login flow, without its CSRF token.' },
-);
-export const StartedFlowSchema = Type.Intersect(
-  [FlowSchema, Type.Object({ csrf_token: Type.String() })],
-  { description: 'A new login flow and the CSRF token its submission needs.' },
-);
-export const FlowErrorSchema = Type.Object({
-  error: Type.String({ description: 'The error code of a failed submission' }),
-  at: Timestamp,
-});
-export const FlowDetailSchema = Type.Intersect(
-  [
-    FlowSchema,
-    Type.Object({
-      csrf_token: Type.Optional(
-        Type.String({
-          description:
-            'Only to the login UI (SERVICE_LOGIN_UI_URL): its Origin, in the browser the flow was started in',
-        }),
-      ),
-      errors: Type.Array(FlowErrorSchema),
-    }),
-  ],
-  { description: 'A login flow and its failed submissions, newest last.' },
-);
-export const SubmitResultSchema = Type.Object({
-  return_to: Type.Union([Type.String(), Type.Null()]),
-  session: SessionSchema,
-});
-
 const LoginQuery = Type.Object({ return_to: Type.Optional(Type.String()) });
-export const ChallengeBody = Type.Object(
-  { csrf_token: Type.Optional(Type.String({ description: 'From GET /v1/login' })) },
-  { additionalProperties: false },
-);
-export const ChallengeOptionsSchema = Type.Object(
-  {
-    options: Type.Record(Type.String(), Type.Unknown(), {
-      description:
-        'The WebAuthn options JSON to pass to the browser (PublicKeyCredential.parseRequestOptionsFromJSON, or @simplewebauthn/browser as optionsJSON)',
-    }),
-  },
-  { description: 'A challenge for the flow and the options around it.' },
-);
-/** A challenge's body: the method's challenge fields, if any, and the CSRF token. */
-const challengeBody = (fields: TProperties) =>
-  Type.Object(
-    { ...fields, csrf_token: ChallengeBody.properties.csrf_token },
-    { additionalProperties: false },
-  );
-/**
- * The challenge bodies of the methods whose challenge takes fields, built once: the OpenAPI
- * document names them. The others take `ChallengeBody`.
- */
-export const CHALLENGE_BODIES = new Map<string, ReturnType<typeof challengeBody>>(
-  FLOW_METHODS.flatMap(({ method, challenge }) =>
-    challenge?.fields ? [[method.id, challengeBody(challenge.fields)] as const] : [],
-  ),
-);
-export const submitBody = (surface: Pick<FlowMethodSurface, 'fields'>) =>
-  Type.Object(
-    {
-      ...surface.fields,
-      csrf_token: Type.Optional(Type.String({ description: 'From GET /v1/login; body only' })),
-    },
-    { additionalProperties: false },
-  );
-export type SubmitRoute = {
-  Params: Static<typeof IdParams>;
-  Body: { csrf_token?: string } & Record<string, unknown>;
-};
-
-/**
- * Each flow method's submission body, built once: the OpenAPI document names them. The
- * second factors' routes add theirs (second-factor-flows.ts).
- */
-export const SUBMIT_BODIES = new Map<string, ReturnType<typeof submitBody>>(
-  [...FLOW_METHODS, ...SECOND_FACTOR_SURFACES].map(
-    (surface) => [surface.method.id, submitBody(surface)] as const,
-  ),
-);
-
-/** `recovery_code` -> `RecoveryCode`: operation ids and component names. */
-export function pascalCase(id: string): string {
-  return id
-    .split('_')
-    .map((part) => part[0]!.toUpperCase() + part.slice(1))
-    .join('');
-}
-
-/** Statuses the proxy header and the stores can add to any browser endpoint. */
-export const BROWSER_ERRORS = [401, 403, 422, 503, 504];
-/** The bearer token is optional: only a browser_proxy stating the client address sends one. */
-export const OPTIONAL_SERVICE_TOKEN: Record<string, string[]>[] = [{}, { serviceToken: [] }];
-
-/** What the flow mechanics and every method, first or second factor, are given. */
-export function flowDepsOf(
-  deps: AppDeps,
-): FlowDeps & SignInMethodDeps & SecondFactorStepDeps & SecondFactorMethodDeps {
-  return {
-    ...deps,
-    flows: {
-      ttlMs: deps.config.flowTtlMs,
-      maxAttempts: deps.config.flowMaxAttempts,
-      createRule: deps.config.rateLimits.flowCreateIp,
-      submitRule: deps.config.rateLimits.loginIp,
-      requireVerifiedEmail: deps.config.registration.email === 'verified',
-    },
-    secondFactorsOf: (identityId) => enrolledSecondFactors(deps.store, identityId),
-  };
-}
-
-/**
- * The flow a failed form post to `POST /v1/flows/{id}/<method>` names, and whether its form
- * may be shown again: the flow is in the state the route serves (`usable`) and the post
- * carried its CSRF token, so a cross-site poster is never shown the flow's form.
- */
-export async function postedFlow(
-  deps: AppDeps,
-  request: FastifyRequest<SubmitRoute>,
-  usable: (flow: FlowRecord, now: number) => boolean,
-): Promise<
-  | { flow?: FlowRecord; formUsable: false; now: number }
-  | { flow: FlowRecord; formUsable: true; now: number }
-> {
-  const now = deps.clock.now();
-  const id = request.params.id;
-  const found = deps.legacyTokens.accepts('flow', id)
-    ? await deps.store.findFlow(id).catch(() => undefined)
-    : undefined;
-  // A registration flow's form is not this page's (docs/registration.md).
-  const flow = found?.kind === 'login' ? found : undefined;
-  const csrf = request.body?.csrf_token;
-  if (
-    flow !== undefined &&
-    usable(flow, now) &&
-    typeof csrf === 'string' &&
-    secretsEqual(flow.csrf_token, csrf)
-  ) {
-    return { flow, formUsable: true, now };
-  }
-  return { flow, formUsable: false, now };
-}
-
-/**
- * The options of `POST /v1/flows/{id}/<method>`, first factor or second: the audit hook
- * first, so a refused Origin is recorded too; a form post's failure answered by
- * `formFailure` with a page, any other with the error model; JSON or form bodies; and the
- * OpenAPI operation, whose 200 says what `signedIn` does.
- */
-export function flowSubmitOptions(
-  deps: AppDeps,
-  {
-    surface,
-    signInAudit,
-    formFailure,
-    signedIn,
-  }: {
-    surface: FlowMethodSurface | SecondFactorSurface;
-    signInAudit: ReturnType<typeof signInAuditHooks>;
-    formFailure: (
-      error: unknown,
-      request: FastifyRequest<SubmitRoute>,
-      reply: FastifyReply,
-    ) => Promise<FastifyReply>;
-    signedIn: string;
-  },
-) {
-  const id = surface.method.id;
-  return {
-    config: { action: `flow_${id}` },
-    onRequest: [
-      signInAudit.onRequest,
-      refuseForeignOrigin((request) => flowSubmitOrigins(request, deps.config)),
-    ],
-    onResponse: signInAudit.onResponse,
-    errorHandler: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
-      isFormPost(request)
-        ? formFailure(error, request as FastifyRequest<SubmitRoute>, reply)
-        : handleError(error, request, reply),
-    schema: {
-      operationId: `submitFlow${pascalCase(id)}`,
-      summary: surface.summary,
-      tags: ['flows'],
-      description: surface.description,
-      security: OPTIONAL_SERVICE_TOKEN,
-      consumes: ['application/json', 'application/x-www-form-urlencoded'],
-      params: IdParams,
-      headers: ClientIpHeader,
-      body: SUBMIT_BODIES.get(id),
-      response: responses(
-        {
-          200: jsonOrPage(SubmitResultSchema, signedIn),
-          303: seeOther('Signed in (form post): on to return_to'),
-        },
-        [...BROWSER_ERRORS, 404, 429],
-        { html: true },
-      ),
-    },
-  };
-}
 
 export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
   const flowDeps = flowDepsOf(deps);
@@ -460,13 +232,7 @@ export function loginFlowRoutes(app: FastifyInstance, deps: AppDeps): void {
         requireAvailable(flowDeps, method);
         // Counted before the flow is looked up: each request costs a read and a challenge
         // write, and an unauthenticated caller needs no valid flow to send it.
-        const address = await addressOf(deps, request);
-        await consumeRateLimit(
-          deps.store,
-          deps.clock,
-          `flow-challenge:ip:${addressKey(address)}`,
-          deps.config.rateLimits.challengeIp,
-        );
+        await countChallengeRequest(deps, request);
         const { csrf_token: csrfToken, ...fields } = request.body ?? {};
         const { flow, options } = await challengeForFlow(flowDeps, method, {
           flowId: request.params.id,

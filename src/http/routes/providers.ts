@@ -1,6 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { addressKey } from '../../domain/login-flows/address-key.js';
 import type { FlowRecord } from '../../domain/login-flows/flow.js';
 import {
   BROWSER_ACTOR,
@@ -17,10 +16,9 @@ import {
   startProviderSignIn,
   startProviderSignUp,
 } from '../../domain/providers/provider-sign-in.js';
-import { UpstreamFailure, type UpstreamProvider } from '../../domain/providers/upstream.js';
-import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.js';
+import type { UpstreamProvider } from '../../domain/providers/upstream.js';
 import { DomainError } from '../../domain/errors.js';
-import { addressOf } from '../client-address.js';
+import { addressOf, countChallengeRequest } from '../client-address.js';
 import { answerConnectionCallback } from './account-connections.js';
 import { setSessionCookie } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
@@ -32,13 +30,17 @@ import { isFormPost, landingOrigins, sendPage } from '../login-page/respond.js';
 import { secondFactorPage } from '../login-page/second-factor-page.js';
 import { setFlowCookie } from '../flow-cookie.js';
 import { flowSubmitOrigins, refuseForeignOrigin, returnToAllowList } from '../origins.js';
-import { browserBinding, presentedBinding } from '../provider-cookie.js';
-import { continuePage } from '../provider-pages/render.js';
-import { providerFailure, sendProviderFailurePage } from '../provider-pages/respond.js';
+import { presentedBinding } from '../provider-cookie.js';
+import {
+  providerFailure,
+  sendProviderFailurePage,
+  sendToProvider,
+} from '../provider-pages/respond.js';
 import { REGISTRATION_PATH } from '../registration-page/render.js';
 import { sendSignUpFailure } from '../registration-page/respond.js';
 import { ClientIpHeader, IdParams, responses, seeOther } from '../schemas.js';
-import { BROWSER_ERRORS, OPTIONAL_SERVICE_TOKEN, flowDepsOf } from './login-flows.js';
+import { BROWSER_ERRORS, OPTIONAL_SERVICE_TOKEN } from '../flow-schemas.js';
+import { flowDepsOf } from '../flow-routes.js';
 
 const StartBody = Type.Object(
   {
@@ -83,11 +85,6 @@ function responseParams(fields: Record<string, unknown> | undefined): Record<str
 const page = (description: string) =>
   Type.Unsafe({ description, content: { 'text/html': { schema: Type.String() } } });
 
-/** The service's origin as browsers address it: SERVICE_PUBLIC_URL, else the request's. */
-function serviceOrigin(request: FastifyRequest, deps: AppDeps): string {
-  return deps.config.publicUrl ?? `${request.protocol}://${request.host}`;
-}
-
 /**
  * Sign-in with upstream providers (docs/providers.md): `POST /v1/flows/{id}/provider`
  * starts it from a login flow, `POST /v1/registration/{id}/provider` from the sign-up page,
@@ -98,36 +95,21 @@ export function providerRoutes(app: FastifyInstance, deps: AppDeps): void {
   const flowDeps = { ...deps, ...flowDepsOf(deps), store: deps.store };
   const loginUi = deps.config.loginUiUrl;
 
-  /** The start's answer: JSON `{ redirect_to }`, or for a form post a page that goes there. */
+  /** The login and sign-up buttons: counted per client address, then on to the provider. */
   async function answerStart(
     request: FastifyRequest<{ Body: Static<typeof StartBody> }>,
     reply: FastifyReply,
-    start: (provider: UpstreamProvider, browser: string, origin: string) => Promise<string>,
+    start: (
+      provider: UpstreamProvider,
+      at: { browser: string; origin: string; address: string },
+    ) => Promise<string>,
   ) {
-    const address = await addressOf(deps, request);
-    await consumeRateLimit(
-      deps.store,
-      deps.clock,
-      `flow-challenge:ip:${addressKey(address)}`,
-      deps.config.rateLimits.challengeIp,
-    );
+    const address = await countChallengeRequest(deps, request);
     const provider = deps.providers.get(request.body.provider);
     if (!provider) throw new DomainError('not_found');
-    const browser = browserBinding(request, reply, {
-      crossSitePost: provider.responseMode === 'form_post',
-      maxAgeSeconds: Math.ceil(deps.config.flowTtlMs / 1000),
-    });
-    let url: string;
-    try {
-      url = await start(provider, browser, serviceOrigin(request, deps));
-    } catch (error) {
-      // Discovery failed: the provider is down, not the request wrong.
-      if (error instanceof UpstreamFailure) throw new DomainError('unavailable');
-      throw error;
-    }
-    reply.header('cache-control', 'no-store');
-    if (!isFormPost(request)) return { redirect_to: url };
-    return sendPage(reply, 200, continuePage(provider, url));
+    return sendToProvider(deps, request, reply, provider, (browser, origin) =>
+      start(provider, { browser, origin, address }),
+    );
   }
 
   const startSchema = (fields: {
@@ -183,7 +165,7 @@ export function providerRoutes(app: FastifyInstance, deps: AppDeps): void {
       }),
     },
     (request, reply) =>
-      answerStart(request, reply, (provider, browser, origin) =>
+      answerStart(request, reply, (provider, { browser, origin }) =>
         startProviderSignIn(flowDeps, {
           flowId: request.params.id,
           csrfToken: request.body.csrf_token,
@@ -225,14 +207,12 @@ export function providerRoutes(app: FastifyInstance, deps: AppDeps): void {
       }),
     },
     (request, reply) =>
-      answerStart(request, reply, async (provider, browser, origin) => {
+      answerStart(request, reply, async (provider, at) => {
         const { flow, url } = await startProviderSignUp(flowDeps, {
           registrationFlowId: request.params.id,
           csrfToken: request.body.csrf_token,
           providerId: provider.id,
-          browser,
-          origin,
-          address: await addressOf(deps, request),
+          ...at,
           allowList: returnToAllowList(request, deps.config),
         });
         // As GET /v1/login does: the login UI reads this flow's CSRF token with it.

@@ -57,7 +57,7 @@ import {
   recoveryPaths,
 } from '../recovery-page/render.js';
 import { sendRecoveryFailure } from '../recovery-page/respond.js';
-import { BROWSER_ERRORS, OPTIONAL_SERVICE_TOKEN, SubmitResultSchema } from './login-flows.js';
+import { BROWSER_ERRORS, OPTIONAL_SERVICE_TOKEN, SubmitResultSchema } from '../flow-schemas.js';
 import { mailLocaleOf } from './verification.js';
 
 export const RecoveryFlowSchema = Type.Object(

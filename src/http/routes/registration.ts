@@ -1,10 +1,8 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { addressKey } from '../../domain/login-flows/address-key.js';
 import { startFlow } from '../../domain/login-flows/flow-service.js';
 import { type FlowRecord, flowViewState, isFlowOpen } from '../../domain/login-flows/flow.js';
 import { BROWSER_ACTOR } from '../../domain/login-flows/sign-in-audit.js';
-import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.js';
 import {
   type RegistrationDeps,
   type SignUpSubmission,
@@ -14,7 +12,7 @@ import {
 } from '../../domain/registration/sign-up.js';
 import { toIso } from '../../lib/clock.js';
 import { isWellFormedToken, secretsEqual } from '../../lib/tokens.js';
-import { addressOf } from '../client-address.js';
+import { addressOf, countChallengeRequest } from '../client-address.js';
 import type { AppDeps } from '../deps.js';
 import { browserDevice } from '../device.js';
 import { handleError } from '../errors.js';
@@ -38,12 +36,8 @@ import {
   responses,
   seeOther,
 } from '../schemas.js';
-import {
-  BROWSER_ERRORS,
-  ChallengeOptionsSchema,
-  OPTIONAL_SERVICE_TOKEN,
-  flowDepsOf,
-} from './login-flows.js';
+import { BROWSER_ERRORS, ChallengeOptionsSchema, OPTIONAL_SERVICE_TOKEN } from '../flow-schemas.js';
+import { flowDepsOf } from '../flow-routes.js';
 import { VerificationSchema, mailLocaleOf, verificationDeps } from './verification.js';
 
 export const RegistrationFlowSchema = Type.Object(
@@ -331,13 +325,7 @@ export function registrationRoutes(app: FastifyInstance, deps: AppDeps): void {
       errorHandler: handleError,
     },
     async (request, reply) => {
-      const address = await addressOf(deps, request);
-      await consumeRateLimit(
-        deps.store,
-        deps.clock,
-        `flow-challenge:ip:${addressKey(address)}`,
-        deps.config.rateLimits.challengeIp,
-      );
+      await countChallengeRequest(deps, request);
       const submission = await submissionOf(request);
       const options = await passkeySignUpOptions(registrationDeps(request), submission);
       return reply.header('cache-control', 'no-store').send({ options });
@@ -373,4 +361,6 @@ export const REGISTRATION_URLS = [
   registrationSubmitPath(':id', 'password'),
   `${registrationSubmitPath(':id', 'passkey')}/options`,
   registrationSubmitPath(':id', 'passkey'),
+  // The sign-up page's provider buttons (routes/providers.ts).
+  `${REGISTRATION_PATH}/:id/provider`,
 ];

@@ -12,7 +12,8 @@ import {
 import { formMessage, sendFailurePage } from '../login-page/respond.js';
 import { secondFactorPage } from '../login-page/second-factor-page.js';
 import { signInAuditHooks } from '../sign-in-audit.js';
-import { type SubmitRoute, flowDepsOf, flowSubmitOptions, postedFlow } from './login-flows.js';
+import { type SubmitRoute } from '../flow-schemas.js';
+import { flowDepsOf, flowSubmitOptions, postedFlow } from '../flow-routes.js';
 
 /** What the hosted code page says when a second factor was refused. */
 function codeMessage(method: string, error: DomainError): string {

@@ -39,7 +39,7 @@ import {
   responses,
   seeOther,
 } from '../schemas.js';
-import { BROWSER_ERRORS, OPTIONAL_SERVICE_TOKEN } from './login-flows.js';
+import { BROWSER_ERRORS, OPTIONAL_SERVICE_TOKEN } from '../flow-schemas.js';
 import { VERIFICATION_PATH, verificationPage, verifiedPage } from '../verification-page/render.js';
 import { sendVerificationFailure } from '../verification-page/respond.js';
 
