@@ -34,21 +34,9 @@ export async function preflight(
     case 'link':
       response = await createLinks(url, db);
       break;
-    case 'login': {
-      response = await fetch(`${url}/v1/login`, { headers: { accept: 'application/json' } });
-      if (response.status !== 200) break;
-      const flow = (await response.json()) as { id: string; csrf_token: string };
-      response = await fetch(`${url}/v1/flows/${flow.id}/password`, {
-        method: 'POST',
-        headers: { ...json, accept: 'application/json' },
-        body: JSON.stringify({
-          username: db.data.usernames[0],
-          password: db.data.password,
-          csrf_token: flow.csrf_token,
-        }),
-      });
+    case 'login':
+      response = await signIn(url, db);
       break;
-    }
     case 'signup': {
       response = await fetch(`${url}/v1/registration`, { headers: { accept: 'application/json' } });
       if (response.status !== 200) break;
@@ -76,6 +64,22 @@ export async function preflight(
     missing: response.status === 404 && body.includes('not_found'),
     note: `${response.status} ${body}`,
   };
+}
+
+/** One password sign-in through a login flow (`GET /v1/login`, then the password). */
+export async function signIn(url: string, db: BenchDatabase): Promise<Response> {
+  const started = await fetch(`${url}/v1/login`, { headers: { accept: 'application/json' } });
+  if (started.status !== 200) return started;
+  const flow = (await started.json()) as { id: string; csrf_token: string };
+  return fetch(`${url}/v1/flows/${flow.id}/password`, {
+    method: 'POST',
+    headers: { ...json, accept: 'application/json' },
+    body: JSON.stringify({
+      username: db.data.usernames[0],
+      password: db.data.password,
+      csrf_token: flow.csrf_token,
+    }),
+  });
 }
 
 /** The returning users of the link scenario: each subject's first sign-in creates it (201). */

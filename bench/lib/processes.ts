@@ -89,6 +89,10 @@ export interface MemorySample {
   rssPeakMb: number;
   /** VmHWM (the kernel's own peak RSS of the process), MiB. */
   hwmMb: number;
+  /** VmRSS once ready, before any request, MiB. */
+  startMb?: number;
+  /** VmRSS after one password sign-in (argon2's memory included), MiB. */
+  afterSignInMb?: number;
 }
 
 /** The machine's CPU time counters (all cores), in clock ticks, from /proc/stat. */
@@ -127,6 +131,8 @@ function readStatusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 /** A listening child process (the service or the floor) with an RSS sampler. */
 export class ServerProcess {
   #rssPeakKb = 0;
+  /** VmRSS at the moments the report names (`mark`). */
+  readonly marks: Pick<MemorySample, 'startMb' | 'afterSignInMb'> = {};
   #timer: NodeJS.Timeout | undefined;
   #exited: Promise<number | null>;
   stderr = '';
@@ -178,6 +184,7 @@ export class ServerProcess {
       }
       await sleep(50);
     }
+    server.mark('startMb');
     server.#timer = setInterval(() => {
       server.#rssPeakKb = Math.max(server.#rssPeakKb, readStatusKb(server.pid, 'VmRSS'));
     }, 50);
@@ -198,9 +205,18 @@ export class ServerProcess {
     return statCpuSeconds(`/proc/${this.pid}/task/${this.pid}/stat`);
   }
 
+  /** Records VmRSS now as `name`. */
+  mark(name: keyof ServerProcess['marks']): void {
+    this.marks[name] = readStatusKb(this.pid, 'VmRSS') / 1024;
+  }
+
   memory(): MemorySample {
     this.#rssPeakKb = Math.max(this.#rssPeakKb, readStatusKb(this.pid, 'VmRSS'));
-    return { rssPeakMb: this.#rssPeakKb / 1024, hwmMb: readStatusKb(this.pid, 'VmHWM') / 1024 };
+    return {
+      rssPeakMb: this.#rssPeakKb / 1024,
+      hwmMb: readStatusKb(this.pid, 'VmHWM') / 1024,
+      ...this.marks,
+    };
   }
 
   /** SIGTERM (graceful: the service flushes its audit buffer and, with --cpu-prof, its profile). */

@@ -126,6 +126,13 @@ function problems(side: Side | undefined): string {
   return parts.join(', ');
 }
 
+/** Start, after one sign-in, and peak (VmHWM), MiB; what was not measured is left out. */
+function rssFigures(memory: MemorySample | undefined): string {
+  if (!memory) return '';
+  const marks = [memory.startMb, memory.afterSignInMb].map((mb) => fmt(mb, 0));
+  return `${marks.join(' / ')} / ${fmt(memory.hwmMb, 0)}`;
+}
+
 export function markdown(report: BenchReport): string {
   const lines: string[] = [];
   const { machine } = report;
@@ -141,7 +148,7 @@ export function markdown(report: BenchReport): string {
     '',
   );
   lines.push(
-    '| database | scenario | conns | service | p50 ms | p99 ms | CPU µs/op | peak RSS MB | reference | ref p99 ms | ref CPU µs/op | ref RSS MB | ratio | targets |',
+    '| database | scenario | conns | service | p50 ms | p99 ms | CPU µs/op | RSS MB: start / signed in / peak | reference | ref p99 ms | ref CPU µs/op | ref RSS MB | ratio | targets |',
     '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
   );
   for (const result of report.results) {
@@ -172,7 +179,7 @@ export function markdown(report: BenchReport): string {
       .map((target) => `${target.pass ? '✅' : '❌'} ${target.text}`)
       .join('<br>');
     lines.push(
-      `| ${result.db} | ${name} | ${result.connections ?? ''} | ${fmt(service.opsPerSec, digits)} ${UNIT[result.scenario]} | ${ms(service.p50)} | ${ms(service.p99)} | ${fmt(service.cpuUsPerOp)} (main ${fmt(service.mainThreadUsPerOp)}${service.databaseUsPerOp === undefined ? '' : `; PostgreSQL ${fmt(service.databaseUsPerOp)}`}) | ${fmt(service.memory?.hwmMb, 0)} | ${refName} | ${reference?.kind === 'floor' || reference?.kind === 'oidc-floor' ? ms(reference.p99) : '–'} | ${fmt(reference?.cpuUsPerOp)} | ${fmt(reference?.memory?.hwmMb)} | ${result.ratio === undefined ? '–' : `${fmt(result.ratio, 2)}${reference?.kind === 'oidc-floor' ? ' (CPU)' : ''}`} | ${targets}${issue ? `<br>⚠️ ${issue}` : ''} |`,
+      `| ${result.db} | ${name} | ${result.connections ?? ''} | ${fmt(service.opsPerSec, digits)} ${UNIT[result.scenario]} | ${ms(service.p50)} | ${ms(service.p99)} | ${fmt(service.cpuUsPerOp)} (main ${fmt(service.mainThreadUsPerOp)}${service.databaseUsPerOp === undefined ? '' : `; PostgreSQL ${fmt(service.databaseUsPerOp)}`}) | ${rssFigures(service.memory)} | ${refName} | ${reference?.kind === 'floor' || reference?.kind === 'oidc-floor' ? ms(reference.p99) : '–'} | ${fmt(reference?.cpuUsPerOp)} | ${fmt(reference?.memory?.hwmMb)} | ${result.ratio === undefined ? '–' : `${fmt(result.ratio, 2)}${reference?.kind === 'oidc-floor' ? ' (CPU)' : ''}`} | ${targets}${issue ? `<br>⚠️ ${issue}` : ''} |`,
     );
   }
   lines.push('');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { BenchDatabase } from './databases.js';
 import type { LoadResult, LoadSpec, ScenarioName } from './load.js';
 import type { BenchOptions } from './options.js';
-import { preflight, sessionBodyBytes } from './preflight.js';
+import { preflight, sessionBodyBytes, signIn } from './preflight.js';
 import {
   ROOT,
   type ServerProcess,
@@ -189,6 +189,12 @@ export async function runScenario(
   const specFile = join(workDir, 'spec.json');
   try {
     const checked = await preflight(service.url, scenario, db);
+    // Issue 27's memory figures: RSS once ready (marked at start), after one password
+    // sign-in (argon2 allocates its memory per hash), and the peak under load.
+    if (checked.ok) {
+      if (scenario !== 'login') await (await signIn(service.url, db)).arrayBuffer();
+      service.mark('afterSignInMb');
+    }
     if (!checked.ok) {
       log(`${db.label} ${scenario}: ${checked.missing ? 'route not available' : 'failed'}`);
       return {
