@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify';
 import { createArgon2Hasher } from './adapters/argon2-hasher.js';
 import { createOtplibTotp } from './adapters/otplib-totp.js';
 import { simpleWebAuthn } from './adapters/webauthn.js';
-import { upstreamProviders } from './adapters/providers/index.js';
 import { ProviderSignInCounters } from './adapters/provider-sign-in-metrics.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -107,7 +106,10 @@ export async function buildServices(
       outboxCounters: new OutboxCounters(),
       notices: config.mailNotices,
       webhooks,
-      providers: upstreamProviders(config.providers),
+      // Loaded only when a provider is configured: OAuth and JOSE code costs every start.
+      providers: config.providers.length
+        ? (await import('./adapters/providers/index.js')).upstreamProviders(config.providers)
+        : new Map(),
       providerSignIns: new ProviderSignInCounters(),
       signInEmailCode: config.signInEmailCode,
     };

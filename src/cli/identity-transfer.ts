@@ -11,7 +11,7 @@ import {
 import { importIdentities } from '../domain/identity-transfer/import-identities.js';
 import { hashTransferFor } from '../adapters/password-hashes/transfer.js';
 import { SOURCES } from '../domain/identity-transfer/sources/index.js';
-import { importFrom, type ImportOptions } from './import-from.js';
+import type { ImportOptions } from './import-from.js';
 import { cliActor, withServices } from './context.js';
 import { EXIT_FAILED } from './failure.js';
 import { reportRefusal, reportSummary } from './import-report.js';
@@ -58,7 +58,11 @@ export function transferCommands(identity: Command): void {
     .option('--schema <name>', "--from supabase or better-auth on PostgreSQL: the tables' schema")
     .option('--json', 'print one JSON document')
     .action(async (args: string[], options: ImportOptions) => {
-      if (options.from !== undefined) return importFrom(options.from, args, options);
+      if (options.from !== undefined) {
+        // Loaded on use: the other commands (serve too) never load the exports' readers.
+        const { importFrom } = await import('./import-from.js');
+        return importFrom(options.from, args, options);
+      }
       if (options.schema !== undefined) throw validationError('--schema goes with --from');
       if (args.length !== 1)
         throw validationError('give one file (or --from <system> and its exports)');
