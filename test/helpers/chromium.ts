@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { build } from 'esbuild';
 import type { AddressInfo } from 'node:net';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { describe } from 'vitest';
@@ -73,4 +74,22 @@ export function fetchInPage(page: Page, url: string, method = 'GET'): Promise<Pa
     },
     [url, method] as const,
   );
+}
+
+/**
+ * `@tessera/client/browser` bundled for a page, as an application would ship it: an IIFE
+ * defining `TesseraBrowser` (add it with `page.addScriptTag({ content })`).
+ */
+export async function browserClientBundle(): Promise<string> {
+  const bundle = await build({
+    entryPoints: ['packages/client/src/browser.ts'],
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    globalName: 'TesseraBrowser',
+    conditions: ['tessera-source'],
+    write: false,
+    logLevel: 'silent',
+  });
+  return bundle.outputFiles[0]!.text;
 }

@@ -1,27 +1,16 @@
-import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type LoginUiSite, startLoginUiSite } from '../browser/login-ui-site.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium, listenForBrowser } from '../helpers/chromium.js';
+import {
+  browserClientBundle,
+  describeInChromium,
+  launchChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { PASSWORD } from '../helpers/core.js';
 import { type FakeIssuer, startFakeIssuer } from '../providers/fake-upstreams.js';
 import { providersFile } from '../providers/helpers.js';
-
-/** `@tessera/client/browser`, bundled for the page as an operator's UI would ship it. */
-async function browserClientBundle(): Promise<string> {
-  const bundle = await build({
-    entryPoints: ['packages/client/src/browser.ts'],
-    bundle: true,
-    platform: 'browser',
-    format: 'iife',
-    globalName: 'TesseraBrowser',
-    conditions: ['tessera-source'],
-    write: false,
-    logLevel: 'silent',
-  });
-  return bundle.outputFiles[0]!.text;
-}
 
 /**
  * An operator's own sign-up UI on its own origin (same site, as docs/browser-sign-in.md

@@ -1,12 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { build } from 'esbuild';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { TesseraError, createTesseraClient } from '@tessera/client';
 import { childEnv } from '../../../test/helpers/cli.js';
-import { describeInChromium, launchChromium } from '../../../test/helpers/chromium.js';
+import {
+  browserClientBundle,
+  describeInChromium,
+  launchChromium,
+} from '../../../test/helpers/chromium.js';
 import {
   startTessera,
   type TesseraProcess,
@@ -96,17 +99,7 @@ describeInChromium('the Express example app, signed in through Tessera in Chromi
     const token = (await context.cookies(appUrl)).find((c) => c.name === 'service_session')!.value;
 
     // The browser entry of the client, bundled for the browser, asks whoami from this page.
-    const bundle = await build({
-      entryPoints: ['packages/client/src/browser.ts'],
-      bundle: true,
-      platform: 'browser',
-      format: 'iife',
-      globalName: 'TesseraBrowser',
-      conditions: ['tessera-source'],
-      write: false,
-      logLevel: 'silent',
-    });
-    await page.addScriptTag({ content: bundle.outputFiles[0]!.text });
+    await page.addScriptTag({ content: await browserClientBundle() });
     const fromBrowser = await page.evaluate(async (baseUrl) => {
       const { createBrowserClient } = (
         globalThis as unknown as { TesseraBrowser: typeof import('@tessera/client/browser') }
