@@ -47,8 +47,8 @@ export interface ServerOptions {
   compilersFactory?: NonNullable<FastifyServerOptions['schemaController']>['compilersFactory'];
 }
 
-/** Fastify's Ajv settings: exported for compilers that must validate exactly as Fastify's do. */
-export const AJV_OPTIONS = {
+/** Fastify's Ajv settings (also what it hands a `compilersFactory`'s validator compiler). */
+const AJV_OPTIONS = {
   // Strict input: no type coercion, unknown fields rejected by the schemas themselves.
   customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
 } as const;
