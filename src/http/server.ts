@@ -47,12 +47,6 @@ export interface ServerOptions {
   compilersFactory?: NonNullable<FastifyServerOptions['schemaController']>['compilersFactory'];
 }
 
-/** Fastify's Ajv settings (also what it hands a `compilersFactory`'s validator compiler). */
-const AJV_OPTIONS = {
-  // Strict input: no type coercion, unknown fields rejected by the schemas themselves.
-  customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
-} as const;
-
 export async function buildServer(
   deps: AppDeps,
   logger: FastifyBaseLogger,
@@ -75,7 +69,11 @@ export async function buildServer(
     childLoggerFactory: requestLog,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: false,
-    ajv: AJV_OPTIONS,
+    ajv: {
+      // Strict input: no type coercion, unknown fields rejected by the schemas themselves.
+      // Fastify hands these to a `compilersFactory`'s validator compiler too.
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
+    },
     ...(options.compilersFactory
       ? { schemaController: { compilersFactory: options.compilersFactory } }
       : {}),
