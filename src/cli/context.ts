@@ -1,5 +1,4 @@
 import { userInfo } from 'node:os';
-import { buildServices, consoleLog } from '../app.js';
 import { loadConfig } from '../config.js';
 import type { Actor } from '../domain/audit/audit-log.js';
 import type { IdentityDeps } from '../domain/identities/identity-service.js';
@@ -37,6 +36,8 @@ export async function withServices<T>(
   work: (deps: CliDeps) => Promise<T>,
   { migrate = true }: { migrate?: boolean } = {},
 ): Promise<T> {
+  // Loaded on use: `--help`, `--version` and a refused command never load the storage.
+  const { buildServices, consoleLog } = await import('../app.js');
   const services = await buildServices(loadConfig(), consoleLog);
   try {
     if (migrate) await services.deps.store.migrate();

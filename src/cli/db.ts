@@ -3,9 +3,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { type Config, loadConfig } from '../config.js';
 import { validationError } from '../domain/errors.js';
-import { isPostgresUrl } from '../storage/open.js';
-import { CopyRefused } from '../storage/copy/copy-database.js';
-import { copyBetween } from '../storage/copy/open.js';
+import { isPostgresUrl } from '../storage/database-url.js';
 import { cliActor, withServices } from './context.js';
 import { printJson } from './output.js';
 
@@ -53,6 +51,11 @@ export function dbCommands(program: Command): void {
     .option('--json', 'print one JSON document')
     .action(async (options: { to: string; json?: boolean }) => {
       const config = loadConfig();
+      // Loaded on use, like the store every other command opens (context.ts).
+      const [{ CopyRefused }, { copyBetween }] = await Promise.all([
+        import('../storage/copy/copy-database.js'),
+        import('../storage/copy/open.js'),
+      ]);
       const tables = await copyBetween({
         sourceUrl: config.databaseUrl,
         targetUrl: options.to,
