@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import { DomainError } from '../domain/errors.js';
+import { DomainError, validationError } from '../domain/errors.js';
 
 // A Host header that is a plain hostname or bracketed IPv6 address with an optional port;
 // anything else names no origin of ours.
@@ -79,5 +79,29 @@ export function refuseForeignOrigin(allowed: (request: FastifyRequest) => string
     const origin = request.headers.origin;
     if (origin === undefined) return;
     if (!allowed(request).includes(origin)) throw new DomainError('forbidden');
+  };
+}
+
+/**
+ * The links a mail carries (`<path>?<idName>=…&token=…`): to SERVICE_PUBLIC_URL, or without
+ * one to the origin the request came to. Refused (422) only when a mail is about to be
+ * written and the request names no host to link to.
+ */
+export function mailLinks(
+  request: FastifyRequest,
+  config: Config,
+  path: string,
+  idName: string,
+): (id: string, token: string) => string {
+  const base =
+    ownOrigins(request, config).find((origin) => origin.startsWith(`${request.protocol}:`)) ??
+    config.publicUrl;
+  return (id, token) => {
+    if (!base)
+      throw validationError('the request names no host to link to: set SERVICE_PUBLIC_URL');
+    const url = new URL(path, base);
+    url.searchParams.set(idName, id);
+    url.searchParams.set('token', token);
+    return url.href;
   };
 }

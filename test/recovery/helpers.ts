@@ -1,13 +1,12 @@
 import type { LightMyRequestResponse } from 'fastify';
 import type { ParsedMail } from 'mailparser';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { expect } from 'vitest';
 import type { OutboxWorker } from '../../src/domain/outbox/outbox-worker.js';
 import { addUser } from '../account/helpers.js';
-import { type TestApp, createTestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import type { DatabaseKind } from '../helpers/databases.js';
-import { startTestSmtp, type TestSmtp } from '../helpers/smtp.js';
-import { LOOSE_SIGN_IN_LIMITS } from '../flows/helpers.js';
-import { PUBLIC_URL, courierFor } from '../verification/helpers.js';
+import type { TestSmtp } from '../helpers/smtp.js';
+import { PUBLIC_URL, useMailApp } from '../verification/helpers.js';
 
 export { PUBLIC_URL };
 export const codeOf = (mail: ParsedMail) => /\b(\d{6})\b/.exec(mail.text ?? '')![1]!;
@@ -42,26 +41,7 @@ export function useRecoveryApp(
   kind: DatabaseKind,
   env: Record<string, string> = {},
 ): RecoveryHarness {
-  const h = {} as RecoveryHarness;
-  beforeAll(async () => {
-    h.t = await createTestApp(kind, {
-      ...LOOSE_SIGN_IN_LIMITS,
-      SERVICE_PUBLIC_URL: PUBLIC_URL,
-      ...env,
-    });
-    h.smtp = await startTestSmtp();
-    h.worker = courierFor(h.t, h.smtp);
-    h.writer = await h.t.token('identity_write', 'identity_read');
-  });
-  afterAll(async () => {
-    await h.worker?.stop();
-    await h.smtp?.stop();
-    await h.t?.close();
-  });
-  h.mailsSince = async (before) => {
-    await h.worker.drain();
-    return h.smtp.received.slice(before);
-  };
+  const h = useMailApp(kind, env) as RecoveryHarness;
   h.user = async (verified = true) => {
     const user = await addUser(h.t);
     const email = `${user.username}@example.com`;

@@ -53,15 +53,19 @@ export interface VerificationHarness {
   ): ReturnType<TestApp['inject']>;
 }
 
+/** What every mail-sending suite starts from (`useMailApp`). */
+export type MailHarness = Pick<
+  VerificationHarness,
+  't' | 'smtp' | 'worker' | 'writer' | 'mailsSince'
+>;
+
 /**
  * A test app (SERVICE_PUBLIC_URL set, and `env`), a real SMTP server and the app's outbox
- * worker, for the suite that calls this; closed after it.
+ * worker, for the suite that calls this; closed after it. The suites' harnesses add their
+ * own calls to what this answers.
  */
-export function useVerificationApp(
-  kind: DatabaseKind,
-  env: Record<string, string> = {},
-): VerificationHarness {
-  const h = {} as VerificationHarness;
+export function useMailApp(kind: DatabaseKind, env: Record<string, string> = {}): MailHarness {
+  const h = {} as MailHarness;
   beforeAll(async () => {
     h.t = await createTestApp(kind, {
       ...LOOSE_SIGN_IN_LIMITS,
@@ -81,6 +85,15 @@ export function useVerificationApp(
     await h.worker.drain();
     return h.smtp.received.slice(before);
   };
+  return h;
+}
+
+/** `useMailApp` with the address-change calls. */
+export function useVerificationApp(
+  kind: DatabaseKind,
+  env: Record<string, string> = {},
+): VerificationHarness {
+  const h = useMailApp(kind, env) as VerificationHarness;
   h.emailOf = async (identityId) =>
     (await h.t.call('GET', `/v1/identities/${identityId}`, h.writer)).json();
   h.submit = (started, body) =>

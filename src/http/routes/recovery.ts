@@ -35,7 +35,7 @@ import { escapeHtml, layout } from '../login-page/render.js';
 import { noticeOrigin } from '../notice-origin.js';
 import {
   flowSubmitOrigins,
-  ownOrigins,
+  mailLinks,
   refuseForeignOrigin,
   returnToAllowList,
 } from '../origins.js';
@@ -144,20 +144,7 @@ function proofOf(body: Body | undefined): CodeProof {
  * one, to the origin the request came to (as the verification mail's does).
  */
 export function recoveryDeps(deps: AppDeps, request: FastifyRequest): AppDeps & RecoveryDeps {
-  const base =
-    ownOrigins(request, deps.config).find((origin) => origin.startsWith(`${request.protocol}:`)) ??
-    deps.config.publicUrl;
-  return {
-    ...deps,
-    linkTo: (flowId, token) => {
-      if (!base)
-        throw validationError('the request names no host to link to: set SERVICE_PUBLIC_URL');
-      const url = new URL(RECOVERY_PATH, base);
-      url.searchParams.set('flow', flowId);
-      url.searchParams.set('token', token);
-      return url.href;
-    },
-  };
+  return { ...deps, linkTo: mailLinks(request, deps.config, RECOVERY_PATH, 'flow') };
 }
 
 /** Where a form post may land after it (CSP form-action): the flow's return_to. */

@@ -25,7 +25,7 @@ import { mailLocaleOf } from '../mail-locale.js';
 import { isFormPost, prefersHtml, sendPage } from '../login-page/respond.js';
 import {
   flowSubmitOrigins,
-  ownOrigins,
+  mailLinks,
   refuseForeignOrigin,
   returnToAllowList,
 } from '../origins.js';
@@ -96,21 +96,7 @@ export function verificationDeps(
   deps: AppDeps,
   request: FastifyRequest,
 ): AppDeps & VerificationDeps {
-  // ownOrigins: SERVICE_PUBLIC_URL, else the request's Host when it is a plain host name.
-  const base =
-    ownOrigins(request, deps.config).find((origin) => origin.startsWith(`${request.protocol}:`)) ??
-    deps.config.publicUrl;
-  return {
-    ...deps,
-    linkTo: (id, token) => {
-      if (!base)
-        throw validationError('the request names no host to link to: set SERVICE_PUBLIC_URL');
-      const url = new URL(VERIFICATION_PATH, base);
-      url.searchParams.set('id', id);
-      url.searchParams.set('token', token);
-      return url.href;
-    },
-  };
+  return { ...deps, linkTo: mailLinks(request, deps.config, VERIFICATION_PATH, 'id') };
 }
 
 const verificationActor = (request: FastifyRequest) => ({
