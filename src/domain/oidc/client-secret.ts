@@ -30,17 +30,15 @@ export function clientSecretFormat(
   return record.secret_hash.startsWith(CHECKSUMMED) ? 'crc32' : 'legacy';
 }
 
-/** No client secret Tessera ever issued looks otherwise: refused before any lookup. */
-export function isWellFormedClientSecret(presented: unknown): presented is string {
-  return tokenShape('oidcClientSecret', presented) !== 'malformed';
-}
-
 /**
  * Constant-time check of a presented secret against the stored digest. The secret of a
  * client issued a checksummed one must pass the checksum: one that fails is a typo or a
  * guess, refused without hashing. A pre-checksum client's secret has no checksum to check.
  */
-export function clientSecretMatches(record: OidcClientRecord, presented: unknown): boolean {
+export function clientSecretMatches(
+  record: Pick<OidcClientRecord, 'secret_hash'>,
+  presented: unknown,
+): boolean {
   const format = clientSecretFormat(record);
   const shape = tokenShape('oidcClientSecret', presented);
   if (format === null || shape === 'malformed') return false;

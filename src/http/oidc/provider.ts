@@ -4,7 +4,7 @@ import Provider, {
   interactionPolicy,
 } from 'oidc-provider';
 import { DomainError } from '../../domain/errors.js';
-import { clientSecretMatches, isWellFormedClientSecret } from '../../domain/oidc/client-secret.js';
+import { clientSecretMatches } from '../../domain/oidc/client-secret.js';
 import { ACR_VALUES } from '../../domain/oidc/assurance.js';
 import { OIDC_TTL_SECONDS } from '../../domain/oidc/lifetimes.js';
 import { verifySession } from '../../domain/sessions/session-service.js';
@@ -229,16 +229,14 @@ export function createProvider(
       askToSignOut(ctx as KoaContextWithOIDC);
     }
   });
-  // Client secrets are stored as SHA-256 digests: compare the digest, in constant time.
+  // Client secrets are stored as SHA-256 digests: compare the digest, in constant time. The
+  // client is the one Client.find read for this request (the adapter finds no revoked
+  // client), its `client_secret` the stored digest: no second read of the same row.
   provider.Client.prototype.compareClientSecret = async function compare(
-    this: { clientId: string },
+    this: { clientSecret?: string },
     presented: string,
   ) {
-    if (!isWellFormedClientSecret(presented)) return false;
-    const record = await deps.store.findOidcClient(this.clientId);
-    return (
-      record !== undefined && record.revoked_at === null && clientSecretMatches(record, presented)
-    );
+    return clientSecretMatches({ secret_hash: this.clientSecret ?? null }, presented);
   };
   return provider;
 }

@@ -10,28 +10,39 @@ import {
   type TransactionSettings,
 } from 'kysely';
 import type { Lease, PostgresPool } from './pool.js';
+import { statementNames } from './statement-names.js';
 
 /**
  * Kysely's PostgreSQL dialect with its connections leased from PostgresPool, so a
  * transaction whose BEGIN, COMMIT or ROLLBACK failed in an unknown way closes its
  * connection instead of returning it to the pool (Kysely's own driver always returns it).
+ * Its statements are named (statement-names.ts), so each is parsed and planned once per
+ * connection.
  */
 export function leasedPostgresDialect(pool: PostgresPool): Dialect {
   return {
     createAdapter: () => new PostgresAdapter(),
     createQueryCompiler: () => new PostgresQueryCompiler(),
     createIntrospector: (db) => new PostgresIntrospector(db),
-    createDriver: () => new LeasedDriver(pool),
+    createDriver: () => new LeasedDriver(pool, statementNames()),
   };
 }
 
 const COUNTS_ROWS = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
 
 class LeasedConnection implements DatabaseConnection {
-  constructor(readonly lease: Lease) {}
+  constructor(
+    readonly lease: Lease,
+    private readonly nameOf: NameOf,
+  ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const { command, rowCount, rows } = await this.lease.query(query.sql, [...query.parameters]);
+    const values = [...query.parameters];
+    const name = this.nameOf(query.sql, values.length);
+    const { command, rowCount, rows } = await this.lease.query(
+      name === undefined ? query.sql : { name, text: query.sql, values },
+      values,
+    );
     return {
       rows: rows as R[],
       numAffectedRows: COUNTS_ROWS.has(command) ? BigInt(rowCount ?? 0) : undefined,
@@ -44,13 +55,18 @@ class LeasedConnection implements DatabaseConnection {
   }
 }
 
+type NameOf = ReturnType<typeof statementNames>;
+
 class LeasedDriver implements Driver {
-  constructor(private readonly pool: PostgresPool) {}
+  constructor(
+    private readonly pool: PostgresPool,
+    private readonly nameOf: NameOf,
+  ) {}
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new LeasedConnection(await this.pool.connect());
+    return new LeasedConnection(await this.pool.connect(), this.nameOf);
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings) {

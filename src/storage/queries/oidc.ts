@@ -1,10 +1,44 @@
 import type { Kysely } from 'kysely';
+import type { OidcClientRecord } from '../../domain/oidc/client.js';
+import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { OidcStore } from '../../domain/oidc/oidc-store.js';
 import type { Database } from '../schema.js';
 
+/**
+ * The columns of the provider's reads, named rather than `*`: on PostgreSQL a statement
+ * that names them is prepared once per connection (postgres/statement-names.ts).
+ */
+const MODEL_COLUMNS = Object.keys({
+  kind: true,
+  id: true,
+  payload: true,
+  grant_id: true,
+  client_id: true,
+  uid: true,
+  user_code: true,
+  consumed_at: true,
+  expires_at: true,
+} satisfies Record<keyof OidcModelRecord, true>) as (keyof OidcModelRecord)[];
+
+const CLIENT_COLUMNS = Object.keys({
+  id: true,
+  name: true,
+  secret_hash: true,
+  token_endpoint_auth_method: true,
+  redirect_uris: true,
+  post_logout_redirect_uris: true,
+  first_party: true,
+  created_at: true,
+  revoked_at: true,
+} satisfies Record<keyof OidcClientRecord, true>) as (keyof OidcClientRecord)[];
+
 export function oidcQueries(db: Kysely<Database>): OidcStore {
   const live = (kind: string, now: number) =>
-    db.selectFrom('oidc_models').selectAll().where('kind', '=', kind).where('expires_at', '>', now);
+    db
+      .selectFrom('oidc_models')
+      .select(MODEL_COLUMNS)
+      .where('kind', '=', kind)
+      .where('expires_at', '>', now);
   return {
     async upsertOidcModel(record) {
       const changes = {
@@ -70,7 +104,11 @@ export function oidcQueries(db: Kysely<Database>): OidcStore {
       await db.insertInto('oidc_clients').values(record).execute();
     },
     findOidcClient(id) {
-      return db.selectFrom('oidc_clients').selectAll().where('id', '=', id).executeTakeFirst();
+      return db
+        .selectFrom('oidc_clients')
+        .select(CLIENT_COLUMNS)
+        .where('id', '=', id)
+        .executeTakeFirst();
     },
     listOidcClients() {
       return db
