@@ -49,7 +49,9 @@ describeOnPostgres('named statements on PostgreSQL', () => {
   it('prepares a statement once per connection, and it keeps working after a migration adds a column', async () => {
     const schema = `names_${randomBytes(6).toString('hex')}`;
     await asAdmin((admin) =>
-      admin.query(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.t (id text PRIMARY KEY, a text)`),
+      admin.query(
+        `CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.t (id text PRIMARY KEY, a text)`,
+      ),
     );
     cleanup.push(() => asAdmin((admin) => admin.query(`DROP SCHEMA ${schema} CASCADE`)));
     // One connection, so the statements prepared on it are the ones listed below.
