@@ -53,7 +53,9 @@ describeOnPostgres('named statements on PostgreSQL', () => {
         `CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.t (id text PRIMARY KEY, a text)`,
       ),
     );
-    cleanup.push(() => asAdmin((admin) => admin.query(`DROP SCHEMA ${schema} CASCADE`)));
+    cleanup.push(async () => {
+      await asAdmin((admin) => admin.query(`DROP SCHEMA ${schema} CASCADE`));
+    });
     // One connection, so the statements prepared on it are the ones listed below.
     const pool = new PostgresPool({
       connectionString: postgresUrl,
