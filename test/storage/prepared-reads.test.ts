@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { OidcClientRecord } from '../../src/domain/oidc/client.js';
+import type { OidcModelRecord } from '../../src/domain/oidc/model.js';
 import type { StoreHandle } from '../../src/storage/store.js';
 import { createMigratedStore, describeEachDatabase } from '../helpers/databases.js';
 import { identityRow, serviceTokenRow, sessionRow, stored, T0 } from '../helpers/records.js';
@@ -80,5 +82,84 @@ describeEachDatabase('prepared session-check reads', (kind) => {
     await expect(transaction).rejects.toThrow('roll back');
     expect(await during).toEqual([undefined, undefined]);
     expect(await store.findSessionByTokenHash(session.token_hash)).toBeUndefined();
+  });
+});
+
+describeEachDatabase('prepared OpenID provider reads', (kind) => {
+  let store: StoreHandle;
+  beforeAll(async () => {
+    store = await createMigratedStore(kind);
+  });
+  afterAll(() => store?.close());
+
+  const model = (id: string, consumed_at: number | null = null): OidcModelRecord => ({
+    kind: 'AuthorizationCode',
+    id,
+    payload: JSON.stringify({ id }),
+    grant_id: 'grant-1',
+    client_id: 'client-1',
+    uid: null,
+    user_code: null,
+    consumed_at,
+    expires_at: T0 + 60_000,
+  });
+  const client: OidcClientRecord = {
+    id: 'client-1',
+    name: 'App',
+    secret_hash: 'digest',
+    token_endpoint_auth_method: 'client_secret_basic',
+    redirect_uris: '["https://app.example/cb"]',
+    post_logout_redirect_uris: '[]',
+    first_party: 1,
+    created_at: T0,
+    revoked_at: null,
+  };
+
+  it('return the same rows as the queries inside a transaction, live models only', async () => {
+    await store.upsertOidcModel(model('code-1', T0 + 5));
+    const session = { ...model('session-1'), kind: 'Session', uid: 'uid-1', grant_id: null };
+    await store.upsertOidcModel(session);
+    await store.insertOidcClient(client);
+    const inside = await store.transaction(async (tx) => ({
+      model: await tx.findOidcModel('AuthorizationCode', 'code-1', T0),
+      session: await tx.findOidcModelByUid('Session', 'uid-1', T0),
+      client: await tx.findOidcClient('client-1'),
+    }));
+    expect(inside.model).toEqual(model('code-1', T0 + 5));
+    expect(inside.session).toEqual(session);
+    expect(inside.client).toEqual(client);
+    expect(await store.findOidcModel('AuthorizationCode', 'code-1', T0)).toEqual(inside.model);
+    expect(await store.findOidcModelByUid('Session', 'uid-1', T0)).toEqual(inside.session);
+    expect(await store.findOidcClient('client-1')).toEqual(inside.client);
+    expect(await store.findOidcModelByUid('Grant', 'uid-1', T0)).toBeUndefined();
+    expect(await store.findOidcModelByUid('Session', 'uid-1', T0 + 60_000)).toBeUndefined();
+    // Another kind, an unknown id, an expired model: nothing.
+    expect(await store.findOidcModel('AccessToken', 'code-1', T0)).toBeUndefined();
+    expect(await store.findOidcModel('AuthorizationCode', 'code-2', T0)).toBeUndefined();
+    expect(await store.findOidcModel('AuthorizationCode', 'code-1', T0 + 60_000)).toBeUndefined();
+    expect(await store.findOidcClient('client-2')).toBeUndefined();
+  });
+
+  it('see a consumption at once and never the rows of an open transaction', async () => {
+    await store.upsertOidcModel(model('code-3'));
+    expect(await store.consumeOidcModel('AuthorizationCode', 'code-3', T0 + 7)).toBe(true);
+    expect((await store.findOidcModel('AuthorizationCode', 'code-3', T0))?.consumed_at).toBe(
+      T0 + 7,
+    );
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let written!: () => void;
+    const ready = new Promise<void>((resolve) => (written = resolve));
+    const transaction = store.transaction(async (tx) => {
+      await tx.upsertOidcModel(model('code-4'));
+      written();
+      await held;
+      throw new Error('roll back');
+    });
+    await ready;
+    const during = store.findOidcModel('AuthorizationCode', 'code-4', T0);
+    release();
+    await expect(transaction).rejects.toThrow('roll back');
+    expect(await during).toBeUndefined();
   });
 });

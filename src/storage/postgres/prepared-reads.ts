@@ -1,16 +1,25 @@
 import type { IdentityRecord } from '../../domain/identities/identity.js';
+import type { OidcClientRecord } from '../../domain/oidc/client.js';
+import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { ServiceTokenRecord } from '../../domain/service-tokens/service-token.js';
 import type { Store } from '../../domain/store.js';
+import { oidcReadSql } from '../queries/oidc.js';
 import { type SessionCheckTuple, fromSessionCheckTuple, hotPathSql } from '../queries/sessions.js';
 import type { PostgresPool } from './pool.js';
 
 export type PreparedReads = Pick<
   Store,
-  'findSessionByTokenHash' | 'findServiceTokenByHash' | 'findIdentityById'
+  | 'findSessionByTokenHash'
+  | 'findServiceTokenByHash'
+  | 'findIdentityById'
+  | 'findOidcModel'
+  | 'findOidcModelByUid'
+  | 'findOidcClient'
 >;
 
 /**
- * The session-check reads as named prepared statements: PostgreSQL parses and plans each
+ * The reads of the hottest paths (the session check; the OpenID provider's lookups of its
+ * codes, tokens, grants and clients) as named prepared statements: PostgreSQL parses and plans each
  * once per connection instead of on every request, and no Kysely query is built or
  * compiled. Every call still reads the database (nothing is cached, so a revocation or a
  * disable is seen by the next request). `pool.query` takes an idle connection, never one
@@ -19,13 +28,14 @@ export type PreparedReads = Pick<
  */
 export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
   const sql = hotPathSql('$1');
+  const oidcSql = oidcReadSql((n) => `$${n}`);
 
   async function first<Row extends object>(
     name: string,
     text: string,
-    key: string,
+    values: unknown[],
   ): Promise<Row | undefined> {
-    return (await pool.query<Row>({ name, text, values: [key] })).rows[0];
+    return (await pool.query<Row>({ name, text, values })).rows[0];
   }
 
   return {
@@ -39,14 +49,25 @@ export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
       return rows[0] && fromSessionCheckTuple(rows[0], tokenHash);
     },
     findServiceTokenByHash(tokenHash) {
-      return first<ServiceTokenRecord>(
-        'tessera_service_token_by_hash',
-        sql.serviceTokenByHash,
+      return first<ServiceTokenRecord>('tessera_service_token_by_hash', sql.serviceTokenByHash, [
         tokenHash,
-      );
+      ]);
     },
     findIdentityById(id) {
-      return first<IdentityRecord>('tessera_identity_by_id', sql.identityById, id);
+      return first<IdentityRecord>('tessera_identity_by_id', sql.identityById, [id]);
+    },
+    findOidcModel(kind, id, now) {
+      return first<OidcModelRecord>('tessera_oidc_model_by_id', oidcSql.modelById, [kind, id, now]);
+    },
+    findOidcModelByUid(kind, uid, now) {
+      return first<OidcModelRecord>('tessera_oidc_model_by_uid', oidcSql.modelByUid, [
+        kind,
+        uid,
+        now,
+      ]);
+    },
+    findOidcClient(id) {
+      return first<OidcClientRecord>('tessera_oidc_client_by_id', oidcSql.clientById, [id]);
     },
   };
 }

@@ -32,6 +32,22 @@ const CLIENT_COLUMNS = Object.keys({
   revoked_at: true,
 } satisfies Record<keyof OidcClientRecord, true>) as (keyof OidcClientRecord)[];
 
+/**
+ * The provider's reads by key as plain text, for the adapters' prepared statements
+ * (sqlite/ and postgres/ prepared-reads): every token request and userinfo call runs them,
+ * and building them with Kysely cost more than the lookups. They answer what
+ * `findOidcModel`, `findOidcModelByUid` and `findOidcClient` below answer; the store contract suite holds both.
+ */
+export function oidcReadSql(placeholder: (n: number) => string) {
+  return {
+    /** Bound as (kind, id, now). */
+    modelById: `SELECT ${MODEL_COLUMNS.join(', ')} FROM oidc_models WHERE kind = ${placeholder(1)} AND id = ${placeholder(2)} AND expires_at > ${placeholder(3)}`,
+    /** Bound as (kind, uid, now): the provider's session, which every token bound to it checks. */
+    modelByUid: `SELECT ${MODEL_COLUMNS.join(', ')} FROM oidc_models WHERE kind = ${placeholder(1)} AND uid = ${placeholder(2)} AND expires_at > ${placeholder(3)}`,
+    clientById: `SELECT ${CLIENT_COLUMNS.join(', ')} FROM oidc_clients WHERE id = ${placeholder(1)}`,
+  };
+}
+
 export function oidcQueries(db: Kysely<Database>): OidcStore {
   const live = (kind: string, now: number) =>
     db

@@ -1,5 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { IdentityRecord } from '../../domain/identities/identity.js';
+import type { OidcClientRecord } from '../../domain/oidc/client.js';
+import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { ServiceTokenRecord } from '../../domain/service-tokens/service-token.js';
 import type { SessionWithIdentity } from '../../domain/sessions/session-store.js';
 import type { Store } from '../../domain/store.js';
@@ -9,11 +11,17 @@ import {
   fromSessionCheckTuple,
   hotPathSql,
 } from '../queries/sessions.js';
+import { oidcReadSql } from '../queries/oidc.js';
 import { rawReader } from './raw-read.js';
 
 export type PreparedReads = Pick<
   Store,
-  'findSessionByTokenHash' | 'findServiceTokenByHash' | 'findIdentityById'
+  | 'findSessionByTokenHash'
+  | 'findServiceTokenByHash'
+  | 'findIdentityById'
+  | 'findOidcModel'
+  | 'findOidcModelByUid'
+  | 'findOidcClient'
 >;
 
 interface Statements {
@@ -21,11 +29,15 @@ interface Statements {
   profilePart: BetterSqlite3.Statement<[string], ProfileColumns>;
   serviceToken: BetterSqlite3.Statement<[string], ServiceTokenRecord>;
   identity: BetterSqlite3.Statement<[string], IdentityRecord>;
+  oidcModel: BetterSqlite3.Statement<[string, string, number], OidcModelRecord>;
+  oidcModelByUid: BetterSqlite3.Statement<[string, string, number], OidcModelRecord>;
+  oidcClient: BetterSqlite3.Statement<[string], OidcClientRecord>;
 }
 
 /**
- * The session-check reads as statements prepared once on the connection, instead of a
- * Kysely build + compile + `prepare` per request. Each call still reads the database:
+ * The reads of the hottest paths (the session check; the OpenID provider's lookups of its
+ * codes, tokens, grants and clients) as statements prepared once on the connection,
+ * instead of a Kysely build + compile + `prepare` per request. Each call still reads the database:
  * nothing is cached, so a revocation or a disable is seen by the very next request.
  *
  * Kysely shares this one connection behind its own mutex. When one of its transactions is
@@ -42,6 +54,7 @@ export function sqlitePreparedReads(
   timeoutMs: number,
 ): PreparedReads {
   const sql = hotPathSql('?');
+  const oidcSql = oidcReadSql(() => '?');
   // Prepared on first use: the tables exist only once the store has been migrated.
   let prepared: Statements | undefined;
   const statements = (): Statements =>
@@ -50,6 +63,9 @@ export function sqlitePreparedReads(
       profilePart: raw.prepare<[string], ProfileColumns>(sql.profilePartById).raw(),
       serviceToken: raw.prepare(sql.serviceTokenByHash),
       identity: raw.prepare(sql.identityById),
+      oidcModel: raw.prepare(oidcSql.modelById),
+      oidcModelByUid: raw.prepare(oidcSql.modelByUid),
+      oidcClient: raw.prepare(oidcSql.clientById),
     });
 
   /**
@@ -74,6 +90,18 @@ export function sqlitePreparedReads(
     findIdentityById: read(
       (id) => statements().identity.get(id),
       (id) => fallback.findIdentityById(id),
+    ),
+    findOidcModel: read(
+      (kind: string, id: string, now: number) => statements().oidcModel.get(kind, id, now),
+      (kind, id, now) => fallback.findOidcModel(kind, id, now),
+    ),
+    findOidcModelByUid: read(
+      (kind: string, uid: string, now: number) => statements().oidcModelByUid.get(kind, uid, now),
+      (kind, uid, now) => fallback.findOidcModelByUid(kind, uid, now),
+    ),
+    findOidcClient: read(
+      (id: string) => statements().oidcClient.get(id),
+      (id) => fallback.findOidcClient(id),
     ),
   };
 }
