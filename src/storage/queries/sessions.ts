@@ -108,7 +108,8 @@ export function fromSessionCheckTuple(
   };
 }
 
-const IDENTITY_COLUMNS = {
+/** Every column of an identity row. */
+export const IDENTITY_COLUMNS = {
   id: true,
   username: true,
   display_name: true,

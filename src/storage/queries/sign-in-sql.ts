@@ -1,4 +1,6 @@
+import type { TotpFactorRecord } from '../../domain/second-factor/second-factor-store.js';
 import type { Store } from '../../domain/store.js';
+import { IDENTITY_COLUMNS } from './sessions.js';
 
 type FlowRow = Parameters<Store['insertFlow']>[0];
 type SessionRow = Parameters<Store['insertSession']>[0];
@@ -34,12 +36,25 @@ export const SESSION_COLUMNS = Object.keys({
   token_format: true,
 } satisfies Record<keyof SessionRow, true>) as (keyof SessionRow)[];
 
+const TOTP_FACTOR_COLUMNS = Object.keys({
+  identity_id: true,
+  secret_sealed: true,
+  confirmed_at: true,
+  last_used_step: true,
+  created_at: true,
+} satisfies Record<keyof TotpFactorRecord, true>);
+
 /**
  * The SQL of a sign-in's statements that each dialect prepares once instead of building
  * them with Kysely per call (sqlite/sign-in-statements.ts, sqlite/unsynced-writes.ts,
  * postgres/sign-in-statements.ts); `placeholder(n)` writes the nth parameter in the
  * dialect's syntax. The Kysely versions in this folder are the reference: the store
  * contract suite holds both to the same answers on both databases.
+ *
+ * Reads name their columns, never `*`: on PostgreSQL a prepared `SELECT *` keeps the
+ * columns of the table it was planned on, and once another instance's migration adds one
+ * (a rolling upgrade) the server refuses it on every connection that prepared it ("cached
+ * plan must not change result type"): password sign-in would fail there until a restart.
  */
 export function signInSql(placeholder: (n: number) => string) {
   const list = (count: number, from = 1) =>
@@ -55,9 +70,9 @@ export function signInSql(placeholder: (n: number) => string) {
     reset_at = CASE WHEN rate_limits.reset_at <= ${placeholder(4)} THEN excluded.reset_at ELSE rate_limits.reset_at END
   RETURNING count, reset_at`,
     insertFlow: `INSERT INTO flows (${FLOW_COLUMNS.join(', ')}) VALUES (${list(FLOW_COLUMNS.length)})`,
-    findFlow: `SELECT * FROM flows WHERE id = ${placeholder(1)}`,
-    findIdentityByUsername: `SELECT * FROM identities WHERE username = ${placeholder(1)}`,
-    findTotpFactor: `SELECT * FROM totp_factors WHERE identity_id = ${placeholder(1)}`,
+    findFlow: `SELECT ${FLOW_COLUMNS.join(', ')} FROM flows WHERE id = ${placeholder(1)}`,
+    findIdentityByUsername: `SELECT ${Object.keys(IDENTITY_COLUMNS).join(', ')} FROM identities WHERE username = ${placeholder(1)}`,
+    findTotpFactor: `SELECT ${TOTP_FACTOR_COLUMNS.join(', ')} FROM totp_factors WHERE identity_id = ${placeholder(1)}`,
     /** Bound as (id, state it must be in, now). */
     completeFlow: `UPDATE flows SET state = 'completed' WHERE id = ${placeholder(1)} AND state = ${placeholder(2)} AND expires_at > ${placeholder(3)}`,
     /**
