@@ -114,6 +114,38 @@ describe('commits made durable off the event loop [sqlite]', () => {
     expect(events.slice(-3)).toEqual(['sync:start', 'sync:end', 'answered']);
   });
 
+  it("full: the OpenID provider's writes (a token issued, a code spent) are synced before the answer", async () => {
+    await openStore('full');
+    const code = {
+      kind: 'AuthorizationCode',
+      id: randomSecret(),
+      payload: '{}',
+      grant_id: null,
+      client_id: null,
+      uid: null,
+      user_code: null,
+      consumed_at: null,
+      expires_at: 900_000,
+    };
+    await store.upsertOidcModel(code);
+    events.push('issued');
+    expect(await store.consumeOidcModel(code.kind, code.id, 2_000)).toBe(true);
+    events.push('spent');
+    const issued = events.indexOf('issued');
+    expect(events.slice(issued - 3, issued + 1)).toEqual([
+      expect.stringMatching(/^sql:INSERT INTO oidc_models/),
+      'sync:start',
+      'sync:end',
+      'issued',
+    ]);
+    expect(events.slice(-4)).toEqual([
+      expect.stringMatching(/^sql:UPDATE oidc_models SET consumed_at/),
+      'sync:start',
+      'sync:end',
+      'spent',
+    ]);
+  });
+
   it('full: counters and new flows are answered without a sync', async () => {
     await openStore('full');
     expect(await store.hitRateLimit('k', 60_000, 1_000)).toEqual({ count: 1, reset_at: 61_000 });

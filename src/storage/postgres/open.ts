@@ -7,6 +7,7 @@ import { createStore, type Store, type StoreHandle } from '../store.js';
 import { postgresAuditBatch } from './audit-batch.js';
 import { leasedPostgresDialect } from './dialect.js';
 import { type Lease, type PoolOptions, PostgresPool } from './pool.js';
+import { postgresOidcWrites } from './oidc-writes.js';
 import { postgresPreparedReads } from './prepared-reads.js';
 import { postgresSignInStatements } from './sign-in-statements.js';
 
@@ -95,6 +96,7 @@ function postgresStore(generic: Store, pool: PostgresPool): Store {
   const reads = postgresPreparedReads(pool);
   const signIn = postgresSignInStatements(pool);
   const audit = postgresAuditBatch(pool);
+  const oidc = postgresOidcWrites(pool);
   return {
     ...generic,
     findSessionByTokenHash: reads.findSessionByTokenHash,
@@ -103,6 +105,8 @@ function postgresStore(generic: Store, pool: PostgresPool): Store {
     findOidcModel: reads.findOidcModel,
     findOidcModelByUid: reads.findOidcModelByUid,
     findOidcClient: reads.findOidcClient,
+    upsertOidcModel: oidc.upsertOidcModel,
+    consumeOidcModel: oidc.consumeOidcModel,
     hitRateLimit: signIn.hitRateLimit,
     hitRateLimits: signIn.hitRateLimits,
     insertFlow: signIn.insertFlow,

@@ -3,7 +3,7 @@ import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { ServiceTokenRecord } from '../../domain/service-tokens/service-token.js';
 import type { Store } from '../../domain/store.js';
-import { oidcReadSql } from '../queries/oidc.js';
+import { oidcSql } from '../queries/oidc.js';
 import { type SessionCheckTuple, fromSessionCheckTuple, hotPathSql } from '../queries/sessions.js';
 import type { PostgresPool } from './pool.js';
 
@@ -28,7 +28,7 @@ export type PreparedReads = Pick<
  */
 export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
   const sql = hotPathSql('$1');
-  const oidcSql = oidcReadSql((n) => `$${n}`);
+  const oidc = oidcSql((n) => `$${n}`);
 
   async function first<Row extends object>(
     name: string,
@@ -57,17 +57,13 @@ export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
       return first<IdentityRecord>('tessera_identity_by_id', sql.identityById, [id]);
     },
     findOidcModel(kind, id, now) {
-      return first<OidcModelRecord>('tessera_oidc_model_by_id', oidcSql.modelById, [kind, id, now]);
+      return first<OidcModelRecord>('tessera_oidc_model_by_id', oidc.modelById, [kind, id, now]);
     },
     findOidcModelByUid(kind, uid, now) {
-      return first<OidcModelRecord>('tessera_oidc_model_by_uid', oidcSql.modelByUid, [
-        kind,
-        uid,
-        now,
-      ]);
+      return first<OidcModelRecord>('tessera_oidc_model_by_uid', oidc.modelByUid, [kind, uid, now]);
     },
     findOidcClient(id) {
-      return first<OidcClientRecord>('tessera_oidc_client_by_id', oidcSql.clientById, [id]);
+      return first<OidcClientRecord>('tessera_oidc_client_by_id', oidc.clientById, [id]);
     },
   };
 }

@@ -33,20 +33,30 @@ const CLIENT_COLUMNS = Object.keys({
 } satisfies Record<keyof OidcClientRecord, true>) as (keyof OidcClientRecord)[];
 
 /**
- * The provider's reads by key as plain text, for the adapters' prepared statements
- * (sqlite/ and postgres/ prepared-reads): every token request and userinfo call runs them,
- * and building them with Kysely cost more than the lookups. They answer what
- * `findOidcModel`, `findOidcModelByUid` and `findOidcClient` below answer; the store contract suite holds both.
+ * The provider's statements on every token request and userinfo call, as plain text for the
+ * adapters' prepared statements (sqlite/ and postgres/ prepared-reads and oidc-writes):
+ * building them with Kysely cost more than running them. They answer and change what the
+ * Kysely versions below do; the store contract suite holds both.
  */
-export function oidcReadSql(placeholder: (n: number) => string) {
+export function oidcSql(placeholder: (n: number) => string) {
+  const live = `SELECT ${MODEL_COLUMNS.join(', ')} FROM oidc_models WHERE kind = ${placeholder(1)}`;
+  const updated = MODEL_COLUMNS.filter((column) => column !== 'kind' && column !== 'id');
   return {
     /** Bound as (kind, id, now). */
-    modelById: `SELECT ${MODEL_COLUMNS.join(', ')} FROM oidc_models WHERE kind = ${placeholder(1)} AND id = ${placeholder(2)} AND expires_at > ${placeholder(3)}`,
+    modelById: `${live} AND id = ${placeholder(2)} AND expires_at > ${placeholder(3)}`,
     /** Bound as (kind, uid, now): the provider's session, which every token bound to it checks. */
-    modelByUid: `SELECT ${MODEL_COLUMNS.join(', ')} FROM oidc_models WHERE kind = ${placeholder(1)} AND uid = ${placeholder(2)} AND expires_at > ${placeholder(3)}`,
+    modelByUid: `${live} AND uid = ${placeholder(2)} AND expires_at > ${placeholder(3)}`,
     clientById: `SELECT ${CLIENT_COLUMNS.join(', ')} FROM oidc_clients WHERE id = ${placeholder(1)}`,
+    /** Bound as the record's MODEL_COLUMNS, in order. */
+    upsertModel: `INSERT INTO oidc_models (${MODEL_COLUMNS.join(', ')}) VALUES (${MODEL_COLUMNS.map((_, i) => placeholder(i + 1)).join(', ')}) ON CONFLICT (kind, id) DO UPDATE SET ${updated.map((column) => `${column} = excluded.${column}`).join(', ')}`,
+    /** Bound as (at, kind, id): only the first caller changes the row. */
+    consumeModel: `UPDATE oidc_models SET consumed_at = ${placeholder(1)} WHERE kind = ${placeholder(2)} AND id = ${placeholder(3)} AND consumed_at IS NULL`,
   };
 }
+
+/** An OIDC model row's values in the order `upsertModel` binds them. */
+export const modelValues = (record: OidcModelRecord) =>
+  MODEL_COLUMNS.map((column) => record[column]);
 
 export function oidcQueries(db: Kysely<Database>): OidcStore {
   const live = (kind: string, now: number) =>

@@ -19,6 +19,7 @@ import { whenNotBusy } from './busy.js';
 import { checkpointInWorker } from './checkpointer.js';
 import { sqliteDialect } from './driver.js';
 import { translateSqliteError } from './errors.js';
+import { sqliteOidcWrites } from './oidc-writes.js';
 import { sqlitePreparedReads } from './prepared-reads.js';
 import { sqliteSignInStatements } from './sign-in-statements.js';
 import { withStatementCache } from './statement-cache.js';
@@ -200,6 +201,7 @@ function sqliteStore(options: {
   const unsynced = sqliteUnsyncedWrites({ raw, fallback: generic, timeoutMs });
   const audit = sqliteAuditBatch({ raw, fallback: generic, timeoutMs, durable });
   const signIn = sqliteSignInStatements(raw, generic, timeoutMs);
+  const oidc = sqliteOidcWrites({ raw, fallback: generic, timeoutMs, durable });
   return {
     ...generic,
     // A transaction's store: the generic one, with a sign-in's writes on the raw connection.
@@ -222,6 +224,8 @@ function sqliteStore(options: {
     findOidcModel: reads.findOidcModel,
     findOidcModelByUid: reads.findOidcModelByUid,
     findOidcClient: reads.findOidcClient,
+    upsertOidcModel: oidc.upsertOidcModel,
+    consumeOidcModel: oidc.consumeOidcModel,
     hitRateLimit: unsynced.hitRateLimit,
     hitRateLimits: unsynced.hitRateLimits,
     insertFlow: unsynced.insertFlow,

@@ -11,7 +11,7 @@ import {
   fromSessionCheckTuple,
   hotPathSql,
 } from '../queries/sessions.js';
-import { oidcReadSql } from '../queries/oidc.js';
+import { oidcSql } from '../queries/oidc.js';
 import { rawReader } from './raw-read.js';
 
 export type PreparedReads = Pick<
@@ -54,7 +54,7 @@ export function sqlitePreparedReads(
   timeoutMs: number,
 ): PreparedReads {
   const sql = hotPathSql('?');
-  const oidcSql = oidcReadSql(() => '?');
+  const oidc = oidcSql(() => '?');
   // Prepared on first use: the tables exist only once the store has been migrated.
   let prepared: Statements | undefined;
   const statements = (): Statements =>
@@ -63,9 +63,9 @@ export function sqlitePreparedReads(
       profilePart: raw.prepare<[string], ProfileColumns>(sql.profilePartById).raw(),
       serviceToken: raw.prepare(sql.serviceTokenByHash),
       identity: raw.prepare(sql.identityById),
-      oidcModel: raw.prepare(oidcSql.modelById),
-      oidcModelByUid: raw.prepare(oidcSql.modelByUid),
-      oidcClient: raw.prepare(oidcSql.clientById),
+      oidcModel: raw.prepare(oidc.modelById),
+      oidcModelByUid: raw.prepare(oidc.modelByUid),
+      oidcClient: raw.prepare(oidc.clientById),
     });
 
   /**

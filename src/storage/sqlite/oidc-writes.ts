@@ -1,0 +1,63 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Store } from '../../domain/store.js';
+import { modelValues, oidcSql } from '../queries/oidc.js';
+import { whenNotBusy } from './busy.js';
+import { translateSqliteError } from './errors.js';
+
+export type OidcWrites = Pick<Store, 'upsertOidcModel' | 'consumeOidcModel'>;
+
+const SQL = oidcSql(() => '?');
+
+/**
+ * The provider's writes on every token request (a code or refresh token spent, the tokens
+ * issued) as statements prepared once on the raw connection, instead of a Kysely build and
+ * compile per call. Each commits on its own, as through Kysely, and under
+ * SERVICE_SQLITE_SYNCHRONOUS=full its caller waits for the WAL sync like any Kysely commit
+ * (`durable`): a spent code stays spent after a power cut. While one of Kysely's
+ * transactions holds the connection the write goes through Kysely and waits its turn;
+ * while another process holds the write lock it waits on timers (busy.ts). The spending
+ * stays one conditional UPDATE: of any number of callers, on any instance, one changes the
+ * row.
+ */
+export function sqliteOidcWrites(options: {
+  raw: BetterSqlite3.Database;
+  fallback: Store;
+  timeoutMs: number;
+  durable: (() => Promise<void>) | undefined;
+}): OidcWrites {
+  const { raw, fallback, timeoutMs, durable } = options;
+  // Prepared on first use: the tables exist only once the store has been migrated.
+  let prepared: { upsert: BetterSqlite3.Statement; consume: BetterSqlite3.Statement } | undefined;
+  const statements = () =>
+    (prepared ??= {
+      upsert: raw.prepare(SQL.upsertModel),
+      consume: raw.prepare(SQL.consumeModel),
+    });
+
+  function write<R>(direct: () => R, viaKysely: () => Promise<R>): Promise<R> {
+    const attempt = async () => {
+      if (raw.inTransaction) return viaKysely();
+      const result = direct();
+      await durable?.();
+      return result;
+    };
+    return whenNotBusy(attempt, timeoutMs).catch((error: unknown) => {
+      throw translateSqliteError(error);
+    });
+  }
+
+  return {
+    upsertOidcModel: (record) =>
+      write(
+        () => {
+          statements().upsert.run(modelValues(record));
+        },
+        () => fallback.upsertOidcModel(record),
+      ),
+    consumeOidcModel: (kind, id, at) =>
+      write(
+        () => statements().consume.run(at, kind, id).changes === 1,
+        () => fallback.consumeOidcModel(kind, id, at),
+      ),
+  };
+}
