@@ -22,6 +22,23 @@ import type { Database } from './schema.js';
 
 export type { Store };
 
+/**
+ * The reads each dialect answers with statements prepared once on its own connection
+ * (sqlite/ and postgres/ prepared-reads.ts): the session check's and the OpenID provider's.
+ */
+export type PreparedReads = Pick<
+  Store,
+  | 'findSessionByTokenHash'
+  | 'findServiceTokenByHash'
+  | 'findIdentityById'
+  | 'findOidcModel'
+  | 'findOidcModelByUid'
+  | 'findOidcClient'
+>;
+
+/** The OpenID provider's writes each dialect prepares (sqlite/ and postgres/ oidc-writes.ts). */
+export type OidcWrites = Pick<Store, 'upsertOidcModel' | 'consumeOidcModel'>;
+
 /** The process-level handle: a Store plus lifecycle. */
 export interface StoreHandle extends Store {
   readonly dialect: 'sqlite' | 'postgres';

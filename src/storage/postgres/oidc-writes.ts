@@ -1,8 +1,6 @@
-import type { Store } from '../../domain/store.js';
+import type { OidcWrites } from '../store.js';
 import { modelValues, oidcSql } from '../queries/oidc.js';
 import type { PostgresPool } from './pool.js';
-
-export type OidcWrites = Pick<Store, 'upsertOidcModel' | 'consumeOidcModel'>;
 
 const SQL = oidcSql((n) => `$${n}`);
 

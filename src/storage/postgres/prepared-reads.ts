@@ -2,20 +2,10 @@ import type { IdentityRecord } from '../../domain/identities/identity.js';
 import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { ServiceTokenRecord } from '../../domain/service-tokens/service-token.js';
-import type { Store } from '../../domain/store.js';
+import type { PreparedReads } from '../store.js';
 import { oidcSql } from '../queries/oidc.js';
 import { type SessionCheckTuple, fromSessionCheckTuple, hotPathSql } from '../queries/sessions.js';
 import type { PostgresPool } from './pool.js';
-
-export type PreparedReads = Pick<
-  Store,
-  | 'findSessionByTokenHash'
-  | 'findServiceTokenByHash'
-  | 'findIdentityById'
-  | 'findOidcModel'
-  | 'findOidcModelByUid'
-  | 'findOidcClient'
->;
 
 /**
  * The reads of the hottest paths (the session check; the OpenID provider's lookups of its

@@ -1,8 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { AuditRecord } from '../../domain/audit/audit.js';
 import type { Store } from '../../domain/store.js';
-import { whenNotBusy } from './busy.js';
-import { translateSqliteError } from './errors.js';
+import { type RawStatementOptions, rawWriter } from './raw-write.js';
 
 const COLUMNS = Object.keys({
   id: true,
@@ -34,14 +33,9 @@ function insertSql(rows: number): string {
  * While another process holds the write lock, the batch waits on timers (busy.ts), up to
  * `timeoutMs`, and the server keeps answering meanwhile.
  */
-export function sqliteAuditBatch(options: {
-  raw: BetterSqlite3.Database;
-  fallback: Store;
-  timeoutMs: number;
-  /** The WAL sync a commit awaits under SERVICE_SQLITE_SYNCHRONOUS=full (wal-sync.ts). */
-  durable: (() => Promise<void>) | undefined;
-}): Pick<Store, 'insertAuditRecords'> {
+export function sqliteAuditBatch(options: RawStatementOptions): Pick<Store, 'insertAuditRecords'> {
   const { raw, fallback, timeoutMs, durable } = options;
+  const write = rawWriter(raw, timeoutMs, durable);
   let statements: { chunk: BetterSqlite3.Statement; single: BetterSqlite3.Statement } | undefined;
   const insertAll = raw.transaction((records: AuditRecord[]) => {
     statements ??= { chunk: raw.prepare(insertSql(CHUNK)), single: raw.prepare(insertSql(1)) };
@@ -59,14 +53,10 @@ export function sqliteAuditBatch(options: {
   return {
     async insertAuditRecords(records) {
       if (records.length === 0) return;
-      const attempt = async () => {
-        if (raw.inTransaction) return fallback.insertAuditRecords(records);
-        insertAll.immediate(records);
-        await durable?.();
-      };
-      await whenNotBusy(attempt, timeoutMs).catch((error: unknown) => {
-        throw translateSqliteError(error);
-      });
+      await write(
+        () => insertAll.immediate(records),
+        () => fallback.insertAuditRecords(records),
+      );
     },
   };
 }

@@ -1,10 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Store } from '../../domain/store.js';
+import type { OidcWrites } from '../store.js';
+import type { RawStatementOptions } from './raw-write.js';
 import { modelValues, oidcSql } from '../queries/oidc.js';
-import { whenNotBusy } from './busy.js';
-import { translateSqliteError } from './errors.js';
-
-export type OidcWrites = Pick<Store, 'upsertOidcModel' | 'consumeOidcModel'>;
+import { rawWriter } from './raw-write.js';
 
 const SQL = oidcSql(() => '?');
 
@@ -19,12 +17,7 @@ const SQL = oidcSql(() => '?');
  * stays one conditional UPDATE: of any number of callers, on any instance, one changes the
  * row.
  */
-export function sqliteOidcWrites(options: {
-  raw: BetterSqlite3.Database;
-  fallback: Store;
-  timeoutMs: number;
-  durable: (() => Promise<void>) | undefined;
-}): OidcWrites {
+export function sqliteOidcWrites(options: RawStatementOptions): OidcWrites {
   const { raw, fallback, timeoutMs, durable } = options;
   // Prepared on first use: the tables exist only once the store has been migrated.
   let prepared: { upsert: BetterSqlite3.Statement; consume: BetterSqlite3.Statement } | undefined;
@@ -34,17 +27,7 @@ export function sqliteOidcWrites(options: {
       consume: raw.prepare(SQL.consumeModel),
     });
 
-  function write<R>(direct: () => R, viaKysely: () => Promise<R>): Promise<R> {
-    const attempt = async () => {
-      if (raw.inTransaction) return viaKysely();
-      const result = direct();
-      await durable?.();
-      return result;
-    };
-    return whenNotBusy(attempt, timeoutMs).catch((error: unknown) => {
-      throw translateSqliteError(error);
-    });
-  }
+  const write = rawWriter(raw, timeoutMs, durable);
 
   return {
     upsertOidcModel: (record) =>

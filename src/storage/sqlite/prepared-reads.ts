@@ -5,6 +5,7 @@ import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { ServiceTokenRecord } from '../../domain/service-tokens/service-token.js';
 import type { SessionWithIdentity } from '../../domain/sessions/session-store.js';
 import type { Store } from '../../domain/store.js';
+import type { PreparedReads } from '../store.js';
 import {
   type ProfileColumns,
   type SessionColumns,
@@ -13,16 +14,6 @@ import {
 } from '../queries/sessions.js';
 import { oidcSql } from '../queries/oidc.js';
 import { rawReader } from './raw-read.js';
-
-export type PreparedReads = Pick<
-  Store,
-  | 'findSessionByTokenHash'
-  | 'findServiceTokenByHash'
-  | 'findIdentityById'
-  | 'findOidcModel'
-  | 'findOidcModelByUid'
-  | 'findOidcClient'
->;
 
 interface Statements {
   sessionPart: BetterSqlite3.Statement<[string], SessionColumns>;

@@ -2,8 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { RateLimitCount, RateLimitHit } from '../../domain/rate-limit/rate-limit-store.js';
 import type { Store } from '../../domain/store.js';
 import { FLOW_COLUMNS, hitRateLimitArgs, signInSql } from '../queries/sign-in-sql.js';
-import { whenNotBusy } from './busy.js';
-import { translateSqliteError } from './errors.js';
+import { rawWriter } from './raw-write.js';
 
 export type UnsyncedWrites = Pick<Store, 'hitRateLimit' | 'hitRateLimits' | 'insertFlow'>;
 
@@ -50,12 +49,8 @@ export function sqliteUnsyncedWrites(options: UnsyncedWriteOptions): UnsyncedWri
     return hits;
   });
 
-  function write<R>(direct: () => R, viaKysely: () => Promise<R>): Promise<R> {
-    const attempt = () => (raw.inTransaction ? viaKysely() : direct());
-    return whenNotBusy(attempt, timeoutMs).catch((error: unknown) => {
-      throw translateSqliteError(error);
-    });
-  }
+  // Answered without awaiting the WAL sync: that is the point of this module.
+  const write = rawWriter(raw, timeoutMs, undefined);
 
   return {
     hitRateLimit(key, windowMs, now) {
