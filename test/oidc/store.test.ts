@@ -30,12 +30,22 @@ describeEachDatabase('oidc store contract', (kind) => {
   afterAll(() => store?.close());
 
   it('upserts, finds while live, replaces on a second upsert', async () => {
-    const row = model({ grant_id: 'g1', client_id: 'c1' });
+    const row = model({ grant_id: 'g1', client_id: 'c1', consumed_at: T0 + 1 });
     await store.upsertOidcModel(row);
     expect(await store.findOidcModel(row.kind, row.id, T0)).toEqual(row);
     expect(await store.findOidcModel('AccessToken', row.id, T0)).toBeUndefined();
     expect(await store.findOidcModel(row.kind, row.id, row.expires_at)).toBeUndefined();
-    const replaced = { ...row, payload: '{"n":0}', expires_at: T0 + 120_000 };
+    // Every column but the key is replaced, a spent mark cleared too.
+    const replaced = {
+      ...row,
+      payload: '{"n":0}',
+      grant_id: 'g2',
+      client_id: 'c2',
+      uid: 'uid-2',
+      user_code: 'CODE-2',
+      consumed_at: null,
+      expires_at: T0 + 120_000,
+    };
     await store.upsertOidcModel(replaced);
     expect(await store.findOidcModel(row.kind, row.id, T0 + 90_000)).toEqual(replaced);
   });

@@ -135,6 +135,17 @@ describeOnPostgres("the store's own named statements", () => {
       consumed_at: null,
       expires_at: T0 + 60_000,
     });
+    await store.insertOidcClient({
+      id: 'client-1',
+      name: 'App',
+      secret_hash: 'digest',
+      token_endpoint_auth_method: 'client_secret_basic',
+      redirect_uris: '[]',
+      post_logout_redirect_uris: '[]',
+      first_party: 1,
+      created_at: T0,
+      revoked_at: null,
+    });
     const s = store;
     // Every statement the adapters name themselves, on as many connections as the pool has.
     const readAll = () =>
@@ -149,6 +160,7 @@ describeOnPostgres("the store's own named statements", () => {
             s.findTotpFactor(identity.id).then((row) => row?.identity_id),
             s.findOidcModel('Session', 's1', T0).then((row) => row?.id),
             s.findOidcModelByUid('Session', 'u1', T0).then((row) => row?.id),
+            s.findOidcClient('client-1').then((row) => row?.id),
           ]),
         ),
       );
@@ -161,6 +173,7 @@ describeOnPostgres("the store's own named statements", () => {
       identity.id,
       's1',
       's1',
+      'client-1',
     ];
     expect(new Set((await readAll()).map((row) => JSON.stringify(row)))).toEqual(
       new Set([JSON.stringify(expected)]),

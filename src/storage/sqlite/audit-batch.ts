@@ -27,7 +27,7 @@ function insertSql(rows: number): string {
 /**
  * The buffered audit flush (read-path rows written in batches off the request path) with
  * two statements prepared once, in one IMMEDIATE transaction, instead of a Kysely insert
- * built, compiled and prepared anew for every batch of up to 500 rows. Rows written inside
+ * built, compiled and prepared anew for every batch. Rows written inside
  * a mutation's transaction still go through that transaction's store. While one of
  * Kysely's transactions holds the connection, the batch goes through Kysely and waits.
  * While another process holds the write lock, the batch waits on timers (busy.ts), up to
