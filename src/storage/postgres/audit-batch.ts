@@ -21,7 +21,7 @@ const INSERT = `INSERT INTO audit_log (${COLUMNS.join(', ')}) SELECT * FROM unne
 /**
  * The buffered audit flush as one named prepared statement whatever the batch size: each
  * column travels as one array parameter, so PostgreSQL plans it once per connection and no
- * Kysely insert of up to 500 rows is built and compiled per batch. Idempotent by id, like
+ * Kysely insert of a whole batch is built and compiled per flush. Idempotent by id, like
  * the Kysely insert (a retried batch is not written twice). Rows written inside a
  * mutation's transaction still go through that transaction's store.
  */
