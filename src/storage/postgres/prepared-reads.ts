@@ -9,9 +9,9 @@ import type { PostgresPool } from './pool.js';
 
 /**
  * The reads of the hottest paths (the session check; the OpenID provider's lookups of its
- * codes, tokens, grants and clients) as named prepared statements: PostgreSQL parses and plans each
- * once per connection instead of on every request, and no Kysely query is built or
- * compiled. Every call still reads the database (nothing is cached, so a revocation or a
+ * codes, tokens, grants and clients) as named prepared statements: PostgreSQL parses and
+ * plans each once per connection instead of on every request, and no Kysely query is
+ * built or compiled. Every call still reads the database (nothing is cached, so a revocation or a
  * disable is seen by the next request). `pool.query` takes an idle connection, never one
  * holding a transaction, so these read committed data only; reads inside a transaction go
  * through the transaction's own store.

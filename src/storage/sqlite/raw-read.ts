@@ -3,9 +3,9 @@ import { retryWhileBusy } from './busy.js';
 import { translateSqliteError } from './errors.js';
 
 /**
- * A read by key (or keys) on the raw connection (`direct`), or through Kysely (`viaKysely`) while one
- * of its transactions holds the connection: a direct read would then see that
- * transaction's uncommitted rows. Decided at each attempt, since a retry after SQLITE_BUSY
+ * A read by key (or keys) on the raw connection (`direct`), or through Kysely
+ * (`viaKysely`) while one of its transactions holds the connection: a direct read would
+ * then see that transaction's uncommitted rows. Decided at each attempt, since a retry after SQLITE_BUSY
  * (another process recovering the WAL) may find a transaction open; the waits are timers,
  * never inside the call.
  */
