@@ -3,12 +3,13 @@ import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { OidcStore } from '../../domain/oidc/oidc-store.js';
 import type { Database } from '../schema.js';
+import { columnsOf } from './columns.js';
 
 /**
  * The columns of the provider's reads, named rather than `*`: on PostgreSQL a statement
  * that names them is prepared once per connection (postgres/statement-names.ts).
  */
-const MODEL_COLUMNS = Object.keys({
+const MODEL_COLUMNS = columnsOf<OidcModelRecord>({
   kind: true,
   id: true,
   payload: true,
@@ -18,9 +19,9 @@ const MODEL_COLUMNS = Object.keys({
   user_code: true,
   consumed_at: true,
   expires_at: true,
-} satisfies Record<keyof OidcModelRecord, true>) as (keyof OidcModelRecord)[];
+});
 
-const CLIENT_COLUMNS = Object.keys({
+const CLIENT_COLUMNS = columnsOf<OidcClientRecord>({
   id: true,
   name: true,
   secret_hash: true,
@@ -30,7 +31,7 @@ const CLIENT_COLUMNS = Object.keys({
   first_party: true,
   created_at: true,
   revoked_at: true,
-} satisfies Record<keyof OidcClientRecord, true>) as (keyof OidcClientRecord)[];
+});
 
 /**
  * The provider's statements on every token request and userinfo call, as plain text for the

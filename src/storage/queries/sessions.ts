@@ -4,6 +4,7 @@ import type { ServiceTokenRecord } from '../../domain/service-tokens/service-tok
 import type { SessionListing, SessionRecord } from '../../domain/sessions/session.js';
 import type { SessionStore, SessionWithIdentity } from '../../domain/sessions/session-store.js';
 import type { Database } from '../schema.js';
+import { columnsOf } from './columns.js';
 
 /**
  * The columns of the session check (the session joined with its identity, never the
@@ -109,7 +110,7 @@ export function fromSessionCheckTuple(
 }
 
 /** Every column of an identity row. */
-export const IDENTITY_COLUMNS = {
+export const IDENTITY_COLUMNS = columnsOf<IdentityRecord>({
   id: true,
   username: true,
   display_name: true,
@@ -120,7 +121,7 @@ export const IDENTITY_COLUMNS = {
   password_hash: true,
   created_at: true,
   updated_at: true,
-} satisfies Record<keyof IdentityRecord, true>;
+});
 
 /**
  * What a session record and a session listing both read: the record adds the token hash,
@@ -150,7 +151,7 @@ const SESSION_LISTING_COLUMNS = [
   'client_address',
 ] as const satisfies readonly (keyof SessionListing)[];
 
-const SERVICE_TOKEN_COLUMNS = {
+const SERVICE_TOKEN_COLUMNS = columnsOf<ServiceTokenRecord>({
   id: true,
   name: true,
   token_hash: true,
@@ -158,9 +159,7 @@ const SERVICE_TOKEN_COLUMNS = {
   created_at: true,
   revoked_at: true,
   token_format: true,
-} satisfies Record<keyof ServiceTokenRecord, true>;
-
-const list = (columns: object) => Object.keys(columns).join(', ');
+});
 
 /**
  * The reads on every session check (the session by token hash, the bearer's service token,
@@ -180,8 +179,8 @@ export function hotPathSql(param: string) {
      */
     sessionPartByTokenHash: `SELECT ${SESSION_COLUMNS.join(', ')} FROM sessions s WHERE s.token_hash = ${param}`,
     profilePartById: `SELECT ${PROFILE_COLUMNS.join(', ')} FROM identities i WHERE i.id = ${param}`,
-    serviceTokenByHash: `SELECT ${list(SERVICE_TOKEN_COLUMNS)} FROM service_tokens WHERE token_hash = ${param}`,
-    identityById: `SELECT ${list(IDENTITY_COLUMNS)} FROM identities WHERE id = ${param}`,
+    serviceTokenByHash: `SELECT ${SERVICE_TOKEN_COLUMNS.join(', ')} FROM service_tokens WHERE token_hash = ${param}`,
+    identityById: `SELECT ${IDENTITY_COLUMNS.join(', ')} FROM identities WHERE id = ${param}`,
   };
 }
 

@@ -1,12 +1,13 @@
 import type { TotpFactorRecord } from '../../domain/second-factor/second-factor-store.js';
 import type { Store } from '../../domain/store.js';
 import { IDENTITY_COLUMNS } from './sessions.js';
+import { columnsOf } from './columns.js';
 
 type FlowRow = Parameters<Store['insertFlow']>[0];
 type SessionRow = Parameters<Store['insertSession']>[0];
 
 /** Every column of a flow row, in the order the prepared insert binds them. */
-export const FLOW_COLUMNS = Object.keys({
+export const FLOW_COLUMNS = columnsOf<FlowRow>({
   id: true,
   csrf_token: true,
   return_to: true,
@@ -18,10 +19,10 @@ export const FLOW_COLUMNS = Object.keys({
   expires_at: true,
   token_format: true,
   kind: true,
-} satisfies Record<keyof FlowRow, true>) as (keyof FlowRow)[];
+});
 
 /** Every column of a session row, in the order the prepared insert binds them. */
-export const SESSION_COLUMNS = Object.keys({
+export const SESSION_COLUMNS = columnsOf<SessionRow>({
   id: true,
   token_hash: true,
   identity_id: true,
@@ -34,15 +35,15 @@ export const SESSION_COLUMNS = Object.keys({
   user_agent: true,
   client_address: true,
   token_format: true,
-} satisfies Record<keyof SessionRow, true>) as (keyof SessionRow)[];
+});
 
-const TOTP_FACTOR_COLUMNS = Object.keys({
+const TOTP_FACTOR_COLUMNS = columnsOf<TotpFactorRecord>({
   identity_id: true,
   secret_sealed: true,
   confirmed_at: true,
   last_used_step: true,
   created_at: true,
-} satisfies Record<keyof TotpFactorRecord, true>);
+});
 
 /**
  * The SQL of a sign-in's statements that each dialect prepares once instead of building
@@ -71,7 +72,7 @@ export function signInSql(placeholder: (n: number) => string) {
   RETURNING count, reset_at`,
     insertFlow: `INSERT INTO flows (${FLOW_COLUMNS.join(', ')}) VALUES (${list(FLOW_COLUMNS.length)})`,
     findFlow: `SELECT ${FLOW_COLUMNS.join(', ')} FROM flows WHERE id = ${placeholder(1)}`,
-    findIdentityByUsername: `SELECT ${Object.keys(IDENTITY_COLUMNS).join(', ')} FROM identities WHERE username = ${placeholder(1)}`,
+    findIdentityByUsername: `SELECT ${IDENTITY_COLUMNS.join(', ')} FROM identities WHERE username = ${placeholder(1)}`,
     findTotpFactor: `SELECT ${TOTP_FACTOR_COLUMNS.join(', ')} FROM totp_factors WHERE identity_id = ${placeholder(1)}`,
     /** Bound as (id, state it must be in, now). */
     completeFlow: `UPDATE flows SET state = 'completed' WHERE id = ${placeholder(1)} AND state = ${placeholder(2)} AND expires_at > ${placeholder(3)}`,

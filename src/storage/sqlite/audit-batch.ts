@@ -2,8 +2,9 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { AuditRecord } from '../../domain/audit/audit.js';
 import type { Store } from '../../domain/store.js';
 import { type RawStatementOptions, rawWriter } from './raw-write.js';
+import { columnsOf } from '../queries/columns.js';
 
-const COLUMNS = Object.keys({
+const COLUMNS = columnsOf<AuditRecord>({
   id: true,
   at: true,
   action: true,
@@ -12,7 +13,7 @@ const COLUMNS = Object.keys({
   target_identity: true,
   outcome: true,
   details: true,
-} satisfies Record<keyof AuditRecord, true>) as (keyof AuditRecord)[];
+});
 
 /** Rows per multi-row INSERT; the rest of a batch goes row by row. */
 const CHUNK = 50;
