@@ -110,7 +110,11 @@ export function adminQueries(db: Kysely<Database>): AdminStore {
         .where('at', '>=', since)
         // Written as literals, the very list of audit_log_sign_ins_idx's condition: only
         // then can either planner tell that the partial index holds every row asked for.
-        .where('action', 'in', SIGN_IN_ACTIONS.map((action) => sql.lit(action)))
+        .where(
+          'action',
+          'in',
+          SIGN_IN_ACTIONS.map((action) => sql.lit(action)),
+        )
         .where('outcome', '<>', 'second_factor_required')
         .groupBy([sql`1`, sql`2`, sql`3`])
         .execute();

@@ -11,7 +11,7 @@ import { columnsOf } from './columns.js';
  * password hash), in the order of `SessionCheckTuple`. The prepared statements read the row
  * as an array: building an object per row cost the driver more than the lookup itself.
  */
-const SESSION_COLUMNS = [
+const SESSION_CHECK_COLUMNS = [
   's.id',
   's.identity_id',
   's.authenticated_via',
@@ -20,8 +20,6 @@ const SESSION_COLUMNS = [
   's.revoked_at',
   's.last_used_at',
   's.aal',
-] as const;
-const PROFILE_COLUMNS = [
   'i.username',
   'i.display_name',
   'i.avatar_url',
@@ -31,10 +29,9 @@ const PROFILE_COLUMNS = [
   'i.created_at',
   'i.updated_at',
 ] as const;
-const SESSION_CHECK_COLUMNS = [...SESSION_COLUMNS, ...PROFILE_COLUMNS] as const;
 
-/** The session's part of the session check row. */
-export type SessionColumns = [
+/** The session check's row read as an array, in the order of SESSION_CHECK_COLUMNS. */
+export type SessionCheckTuple = [
   id: string,
   identity_id: string,
   authenticated_via: SessionRecord['authenticated_via'],
@@ -43,10 +40,7 @@ export type SessionColumns = [
   revoked_at: number | null,
   last_used_at: number | null,
   aal: SessionRecord['aal'],
-];
-
-/** The identity's part: its public profile, never the password hash. */
-export type ProfileColumns = [
+  // The identity's public profile, never the password hash.
   username: string,
   display_name: string,
   avatar_url: string | null,
@@ -56,8 +50,6 @@ export type ProfileColumns = [
   created_at: number,
   updated_at: number,
 ];
-
-export type SessionCheckTuple = [...SessionColumns, ...ProfileColumns];
 
 /** The domain records of one session check, from its row read as an array. */
 export function fromSessionCheckTuple(
@@ -166,19 +158,13 @@ const SERVICE_TOKEN_COLUMNS = columnsOf<ServiceTokenRecord>({
  * an identity by id) as plain SQL, for the adapters to run as prepared statements instead
  * of building and compiling them through Kysely on each request. Same rows as the Kysely
  * queries of this folder; the column lists fail to compile when a record gains a field.
- * `param` is the dialect's placeholder for the single parameter (`?` or `$1`).
+ * `param` is the dialect's placeholder for the single parameter (`$1`, or SQLite's `+?`:
+ * sqlite/prepared-reads.ts says why).
  */
 export function hotPathSql(param: string) {
   return {
     /** Session and identity in one statement: one snapshot, one round trip (PostgreSQL). */
     sessionCheckByTokenHash: `SELECT ${SESSION_CHECK_COLUMNS.join(', ')} FROM sessions s INNER JOIN identities i ON i.id = s.identity_id WHERE s.token_hash = ${param}`,
-    /**
-     * The same row in two unique-key lookups (SQLite): the session's columns, then the
-     * identity's by `identity_id`. Once ANALYZE has run (STAT4), SQLite re-plans the
-     * join on every execution; the two lookups cost a third of that.
-     */
-    sessionPartByTokenHash: `SELECT ${SESSION_COLUMNS.join(', ')} FROM sessions s WHERE s.token_hash = ${param}`,
-    profilePartById: `SELECT ${PROFILE_COLUMNS.join(', ')} FROM identities i WHERE i.id = ${param}`,
     serviceTokenByHash: `SELECT ${SERVICE_TOKEN_COLUMNS.join(', ')} FROM service_tokens WHERE token_hash = ${param}`,
     identityById: `SELECT ${IDENTITY_COLUMNS.join(', ')} FROM identities WHERE id = ${param}`,
   };
