@@ -6,7 +6,7 @@ import type { Database } from '../schema.js';
  * The audit actions that are sign-ins (docs/admin.md), as migration 0018's partial index
  * `audit_log_sign_ins_idx` lists them: the week's sign-ins are read from that index alone,
  * never from the rows of every service call in the week. A change here needs a migration
- * changing the index (test/storage/overview-plan.test.ts holds them together).
+ * changing the index (test/storage/query-plans.test.ts holds them together).
  */
 export const SIGN_IN_ACTIONS = ['login', 'authenticate_password', 'authenticate_link'] as const;
 

@@ -20,6 +20,19 @@ interface Statements {
 }
 
 /**
+ * The texts of the reads below. `+?`, not `?`: a bare parameter compared with an indexed
+ * column lets SQLite's planner look at the bound value once ANALYZE has gathered STAT4
+ * samples (the bench's seed runs it; an operator may), and it then prepares the statement
+ * again at every bind: the session check's join cost 21 µs instead of 6. With `+` the
+ * parameter is an expression whose value the planner never sees; every read here is by a
+ * key (the session's token hash, a primary key, an OIDC model's uid), whose plan no value
+ * could change (test/storage/query-plans.test.ts).
+ */
+export function sqliteReadSql() {
+  return { sql: hotPathSql('+?'), oidc: oidcSql(() => '+?') };
+}
+
+/**
  * The reads of the hottest paths (the session check; the OpenID provider's lookups of its
  * codes, tokens, grants and clients) as statements prepared once on the connection,
  * instead of a Kysely build + compile + `prepare` per request. Each call still reads the database:
@@ -38,14 +51,7 @@ export function sqlitePreparedReads(
   fallback: Store,
   timeoutMs: number,
 ): PreparedReads {
-  // `+?`, not `?`: a bare parameter compared with an indexed column lets SQLite's planner
-  // look at the bound value once ANALYZE has gathered STAT4 samples (the bench's seed runs
-  // it; an operator may), and it then prepares the statement again at every bind: the
-  // session check's join cost 21 µs instead of 6. With `+` the parameter is an expression
-  // whose value the planner never sees; every read here is by a key (the session's token
-  // hash, a primary key, an OIDC model's uid), whose plan no value could change.
-  const sql = hotPathSql('+?');
-  const oidc = oidcSql(() => '+?');
+  const { sql, oidc } = sqliteReadSql();
   // Prepared on first use: the tables exist only once the store has been migrated.
   let prepared: Statements | undefined;
   const statements = (): Statements =>

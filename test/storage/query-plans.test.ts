@@ -1,13 +1,18 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../src/domain/audit/audit.js';
 import { newId } from '../../src/lib/ids.js';
 import { adminQueries } from '../../src/storage/queries/admin.js';
+import { sqliteReadSql } from '../../src/storage/sqlite/prepared-reads.js';
 import type { Database } from '../../src/storage/schema.js';
-import { type TestDatabase, createTestDatabase, describeEachDatabase } from '../helpers/databases.js';
-import { T0 } from '../helpers/records.js';
+import {
+  type TestDatabase,
+  createTestDatabase,
+  describeEachDatabase,
+} from '../helpers/databases.js';
+import { T0, identityRow, sessionRow, stored } from '../helpers/records.js';
 
 const HOUR = 3_600_000;
 
@@ -101,11 +106,57 @@ describeEachDatabase('the overview counts sign-ins from their own index', (kind)
     cleanup.push(() => kysely.destroy());
     // Statistics, as a database that has run a while has them.
     await sql.raw(kind === 'sqlite' ? 'ANALYZE' : 'ANALYZE audit_log').execute(kysely);
-    const counted = await adminQueries(kysely).countSignIns(T0 - 7 * 24 * HOUR, HOUR, [
-      'password',
-    ]);
+    const counted = await adminQueries(kysely).countSignIns(T0 - 7 * 24 * HOUR, HOUR, ['password']);
     expect(counted.reduce((sum, row) => sum + row.count, 0)).toBe(30);
     const query = sent.at(-1)!;
     expect(await plan(query)).toContain('audit_log_sign_ins_idx');
+  });
+});
+
+/**
+ * The SQLite reads of the session check and the OpenID provider write their parameters as
+ * `+?` (sqlite/prepared-reads.ts): each must still find its row by key, with statistics
+ * gathered as an operator's ANALYZE or `PRAGMA optimize` gathers them.
+ */
+describe('SQLite prepared reads', () => {
+  it('search by key after ANALYZE', async () => {
+    const db = await createTestDatabase('sqlite');
+    const store = db.open();
+    await store.migrate();
+    for (let i = 0; i < 50; i++) {
+      const identity = identityRow();
+      await store.insertIdentity(identity);
+      for (let j = 0; j < 5; j++) await store.insertSession(stored(sessionRow(identity.id)));
+    }
+    const raw = new BetterSqlite3(db.file!);
+    raw.exec('ANALYZE');
+    const { sql: reads, oidc } = sqliteReadSql();
+    const texts = [
+      reads.sessionCheckByTokenHash,
+      reads.serviceTokenByHash,
+      reads.identityById,
+      oidc.modelById,
+      oidc.modelByUid,
+      oidc.clientById,
+    ];
+    try {
+      for (const text of texts) {
+        const steps = raw
+          .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${text}`)
+          .all(
+            ...text
+              .split('+?')
+              .slice(1)
+              .map(() => 'x'),
+          )
+          .map((row) => row.detail);
+        expect(steps.length, text).toBeGreaterThan(0);
+        for (const step of steps) expect(step, text).toMatch(/^SEARCH \w+ USING .*INDEX .*=\?/);
+      }
+    } finally {
+      raw.close();
+      await store.close();
+      await db.drop();
+    }
   });
 });
