@@ -366,7 +366,8 @@ export const migrations: Migration[] = [
     // one (a backend verifying a session per request writes millions a week). This index
     // holds the sign-ins only, so that count reads them and nothing else; the other audit
     // rows cost it nothing, not even an index entry. queries/admin.ts's SIGN_IN_ACTIONS
-    // is this list.
+    // is this list. Building it reads the whole log once, holding the log's writes (and so
+    // the audited mutations) meanwhile: 0.12 s for a million rows on PostgreSQL here.
     id: '0018_audit_sign_ins_index',
     statements: [
       `CREATE INDEX audit_log_sign_ins_idx ON audit_log(at)
