@@ -107,9 +107,14 @@ describeEachDatabase('session last use', (kind) => {
       expect([await read(a.id), await read(b.id)]).toEqual([T0 + 5, T0]);
       await touch([{ id: b.id, at: T0 + 10 }]);
       expect(await read(b.id)).toBe(T0 + 10);
-      // An older use never overwrites a newer one.
+      // An older use never overwrites a newer one, in a later batch or in the same one.
       await touch([{ id: a.id, at: T0 - 100 }]);
       expect(await read(a.id)).toBe(T0 + 5);
+      await touch([
+        { id: a.id, at: T0 + 200 },
+        { id: a.id, at: T0 + 100 },
+      ]);
+      expect(await read(a.id)).toBe(T0 + 200);
     });
   });
 });

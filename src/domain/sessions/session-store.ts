@@ -30,10 +30,11 @@ export interface SessionStore {
   /** Removes sessions past their expiry; revoked ones linger until then so revoke-by-id stays idempotent. */
   deleteExpiredSessions(now: number): Promise<number>;
   /**
-   * Records uses, in one transaction: each a conditional UPDATE that changes the row only
-   * while its `last_used_at` is NULL or at least `granularityMs` older than the use, so
-   * instances recording the same session at once change it once, and an older use never
-   * overwrites a newer one. Unknown ids are skipped.
+   * Records uses, in one statement: a conditional UPDATE that changes each row only while
+   * its `last_used_at` is NULL or at least `granularityMs` older than the use, so instances
+   * recording the same session at once change it once, and an older use never overwrites
+   * a newer one (of two uses of one id in a batch, the later counts). Unknown ids are
+   * skipped.
    */
   touchSessions(uses: SessionUse[], granularityMs: number): Promise<void>;
   /** The identity's sessions neither revoked nor expired at `now`, newest first. */

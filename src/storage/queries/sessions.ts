@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import type { IdentityRecord } from '../../domain/identities/identity.js';
 import type { ServiceTokenRecord } from '../../domain/service-tokens/service-token.js';
 import type { SessionListing, SessionRecord } from '../../domain/sessions/session.js';
@@ -171,6 +171,7 @@ export function hotPathSql(param: string) {
 }
 
 export function sessionQueries(db: Kysely<Database>): SessionStore {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   return {
     async insertSession(record) {
       await db.insertInto('sessions').values(record).execute();
@@ -233,19 +234,23 @@ export function sessionQueries(db: Kysely<Database>): SessionStore {
       return Number(result.numUpdatedRows);
     },
     async touchSessions(uses, granularityMs) {
-      await db.transaction().execute(async (tx) => {
-        for (const { id, at } of uses) {
-          await tx
-            .updateTable('sessions')
-            .set({ last_used_at: at })
-            .where('id', '=', id)
-            .where((eb) =>
-              eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', at - granularityMs)]),
-            )
-            .execute();
-        }
-      });
+      if (uses.length === 0) return;
+      // The batch joined as one relation (the latest use of each id), so a batch is one
+      // statement: one round trip on PostgreSQL instead of one per session, one statement
+      // to prepare on SQLite instead of one per session.
+      const ids = uses.map((use) => use.id);
+      const ats = uses.map((use) => use.at);
+      const latest = postgres
+        ? sql`SELECT id, max(at) AS at FROM unnest(${ids}::text[], ${ats}::bigint[]) AS batch (id, at)
+            GROUP BY id`
+        : sql`SELECT value ->> 0 AS id, max(value ->> 1) AS at FROM json_each(${JSON.stringify(
+            ids.map((id, i) => [id, ats[i]]),
+          )}) GROUP BY 1`;
+      const stale = sql`sessions.last_used_at IS NULL OR sessions.last_used_at <= latest.at - ${granularityMs}`;
+      await sql`UPDATE sessions SET last_used_at = latest.at FROM (${latest}) AS latest
+        WHERE sessions.id = latest.id AND (${stale})`.execute(db);
     },
+
     listLiveSessions(identityId, now) {
       return db
         .selectFrom('sessions')
