@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAST_USE_GRANULARITY_MS } from '../../src/domain/sessions/last-use.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { identityRow, sessionRow, stored, T0 } from '../helpers/records.js';
-import { describeEachDatabase } from '../helpers/databases.js';
+import { createTestDatabase, describeEachDatabase } from '../helpers/databases.js';
 import { addUser, asUser, browserSignIn } from './helpers.js';
 
 /** Issue 14 item 1: "last use" is kept coarsely, written off the session check's path. */
@@ -116,5 +116,47 @@ describeEachDatabase('session last use', (kind) => {
       ]);
       expect(await read(a.id)).toBe(T0 + 200);
     });
+  });
+});
+
+/**
+ * Two instances flushing overlapping batches at once, in opposite orders: each batch is one
+ * UPDATE, so on PostgreSQL each locks its rows in the order of its plan, never in the
+ * batch's. Both must finish (no deadlock), and every session ends at the latest use.
+ */
+describeEachDatabase('session last use: two instances flushing at once', (kind) => {
+  it('both batches land, and the latest use wins', async () => {
+    const db = await createTestDatabase(kind);
+    const [one, two] = [db.open({ timeoutMs: 10_000 }), db.open({ timeoutMs: 10_000 })];
+    try {
+      await one.migrate();
+      const identity = identityRow();
+      await one.insertIdentity(identity);
+      const ids: string[] = [];
+      for (let i = 0; i < 300; i++) {
+        const session = sessionRow(identity.id);
+        await one.insertSession(stored(session));
+        ids.push(session.id);
+      }
+      const reversed = [...ids].reverse();
+      for (let round = 1; round <= 5; round++) {
+        const at = T0 + round * 100;
+        await Promise.all([
+          one.touchSessions(
+            ids.map((id) => ({ id, at })),
+            10,
+          ),
+          two.touchSessions(
+            reversed.map((id) => ({ id, at: at + 50 })),
+            10,
+          ),
+        ]);
+      }
+      const last = await Promise.all(ids.map((id) => two.findSessionById(id)));
+      expect(new Set(last.map((session) => session?.last_used_at))).toEqual(new Set([T0 + 550]));
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+      await db.drop();
+    }
   });
 });

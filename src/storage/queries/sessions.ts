@@ -237,12 +237,15 @@ export function sessionQueries(db: Kysely<Database>): SessionStore {
       if (uses.length === 0) return;
       // The batch joined as one relation (the latest use of each id), so a batch is one
       // statement: one round trip on PostgreSQL instead of one per session, one statement
-      // to prepare on SQLite instead of one per session.
+      // to prepare on SQLite instead of one per session. On PostgreSQL the rows are locked
+      // in the order of the plan, by id here (or the table's own order), the same for every
+      // instance: two flushing overlapping batches at once wait for each other instead of
+      // deadlocking, as a row-by-row transaction did (test/account/last-use.test.ts).
       const ids = uses.map((use) => use.id);
       const ats = uses.map((use) => use.at);
       const latest = postgres
         ? sql`SELECT id, max(at) AS at FROM unnest(${ids}::text[], ${ats}::bigint[]) AS batch (id, at)
-            GROUP BY id`
+            GROUP BY id ORDER BY id`
         : sql`SELECT value ->> 0 AS id, max(value ->> 1) AS at FROM json_each(${JSON.stringify(
             ids.map((id, i) => [id, ats[i]]),
           )}) GROUP BY 1`;
