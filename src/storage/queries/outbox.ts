@@ -1,10 +1,11 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { OUTBOX_STATES, type OutboxState, type OutboxStore } from '../../domain/outbox/outbox.js';
 import type { Database } from '../schema.js';
+import { onPostgres } from './dialect.js';
 
 export function outboxQueries(db: Kysely<Database>): OutboxStore {
   // SKIP LOCKED is PostgreSQL's; SQLite's single writer makes its plain UPDATE atomic.
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const postgres = onPostgres(db);
   return {
     async insertOutboxRecord(record) {
       await db.insertInto('outbox').values(record).execute();

@@ -1,10 +1,11 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { IdentityRecord } from '../../domain/identities/identity.js';
 import type { ServiceTokenRecord } from '../../domain/service-tokens/service-token.js';
 import type { SessionListing, SessionRecord } from '../../domain/sessions/session.js';
 import type { SessionStore, SessionWithIdentity } from '../../domain/sessions/session-store.js';
 import type { Database } from '../schema.js';
 import { columnsOf } from './columns.js';
+import { onPostgres } from './dialect.js';
 
 /**
  * The columns of the session check (the session joined with its identity, never the
@@ -171,7 +172,7 @@ export function hotPathSql(param: string) {
 }
 
 export function sessionQueries(db: Kysely<Database>): SessionStore {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const postgres = onPostgres(db);
   return {
     async insertSession(record) {
       await db.insertInto('sessions').values(record).execute();
@@ -241,19 +242,16 @@ export function sessionQueries(db: Kysely<Database>): SessionStore {
       // in the order of the plan, by id here (or the table's own order), the same for every
       // instance: two flushing overlapping batches at once wait for each other instead of
       // deadlocking, as a row-by-row transaction did (test/account/last-use.test.ts).
-      const ids = uses.map((use) => use.id);
-      const ats = uses.map((use) => use.at);
       const latest = postgres
-        ? sql`SELECT id, max(at) AS at FROM unnest(${ids}::text[], ${ats}::bigint[]) AS batch (id, at)
+        ? sql`SELECT id, max(at) AS at
+            FROM unnest(${uses.map((use) => use.id)}::text[], ${uses.map((use) => use.at)}::bigint[]) AS batch (id, at)
             GROUP BY id ORDER BY id`
-        : sql`SELECT value ->> 0 AS id, max(value ->> 1) AS at FROM json_each(${JSON.stringify(
-            ids.map((id, i) => [id, ats[i]]),
-          )}) GROUP BY 1`;
+        : sql`SELECT value ->> 0 AS id, max(value ->> 1) AS at
+            FROM json_each(${JSON.stringify(uses.map((use) => [use.id, use.at]))}) GROUP BY 1`;
       const stale = sql`sessions.last_used_at IS NULL OR sessions.last_used_at <= latest.at - ${granularityMs}`;
       await sql`UPDATE sessions SET last_used_at = latest.at FROM (${latest}) AS latest
         WHERE sessions.id = latest.id AND (${stale})`.execute(db);
     },
-
     listLiveSessions(identityId, now) {
       return db
         .selectFrom('sessions')
