@@ -38,10 +38,14 @@ export function openPostgres(options: PostgresOptions): StoreHandle {
     migrate: () =>
       withLease(async (lease) => {
         // The transaction-scoped advisory lock makes concurrent starters queue up; the
-        // second one then finds every migration recorded and applies nothing.
+        // second one then finds every migration recorded and applies nothing. Keyed by the
+        // schema too (advisory locks are per database): deployments in other schemas of
+        // the same database migrate without waiting for each other.
         await lease.query('BEGIN');
         try {
-          await lease.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+          await lease.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [
+            MIGRATION_LOCK_KEY,
+          ]);
           await lease.query(
             'CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)',
           );
