@@ -7,6 +7,7 @@ import {
   addAlice,
   describeInChromium,
   launchChromium,
+  TabPool,
   listenForBrowser,
 } from '../helpers/chromium.js';
 import { type LoginUiSite, startLoginUiSite } from './login-ui-site.js';
@@ -59,6 +60,7 @@ describeInChromium('external login UI in a real browser', () => {
   let elsewhere: AppSite;
   let tessera: string;
   let browser: Browser;
+  let tabs: TabPool;
 
   beforeAll(async () => {
     ui = await startLoginUiSite();
@@ -71,6 +73,7 @@ describeInChromium('external login UI in a real browser', () => {
     tessera = await listenForBrowser(t);
     ui.tessera = tessera;
     browser = await launchChromium();
+    tabs = new TabPool(browser);
   });
   afterAll(async () => {
     await browser?.close();
@@ -102,8 +105,7 @@ describeInChromium('external login UI in a real browser', () => {
   }
 
   it('redirect mode end to end: /v1/login, 303 to the UI with ?flow=, the UI signs the browser in', async () => {
-    const context = await browser.newContext();
-    const page = await context.newPage();
+    const { context, page, close } = await tabs.open();
     const id = await arriveAtUi(page);
 
     // The 303 bound the flow to this browser: a cookie only the flow's own URLs receive.
@@ -130,12 +132,11 @@ describeInChromium('external login UI in a real browser', () => {
     expect(rows).toMatchObject([
       { action: 'login', outcome: 'ok', details: { username: 'alice', address: '127.0.0.1' } },
     ]);
-    await context.close();
+    await close();
   });
 
   it('a page on a third origin cannot read the token nor complete the flow, even knowing it', async () => {
-    const context = await browser.newContext();
-    const uiPage = await context.newPage();
+    const { context, page: uiPage, close } = await tabs.open();
     const id = await arriveAtUi(uiPage);
     await expectStatus(uiPage, 'ready');
 
@@ -174,12 +175,11 @@ describeInChromium('external login UI in a real browser', () => {
       .filter((row) => row.details.flow_id === id)
       .map((row) => row.outcome);
     expect(outcomes).toEqual(['forbidden', 'ok']);
-    await context.close();
+    await close();
   });
 
   it('the UI manages passkeys and TOTP through the account zone; a third origin cannot', async () => {
-    const context = await browser.newContext();
-    const uiPage = await context.newPage();
+    const { context, page: uiPage, close } = await tabs.open();
     await arriveAtUi(uiPage);
     await signInThroughUi(uiPage);
 
@@ -234,17 +234,16 @@ describeInChromium('external login UI in a real browser', () => {
     });
     const status = await call(uiPage, `${tessera}/v1/account/two-factor`);
     expect(status).toMatchObject({ status: 200, body: { enabled: false, pending: false } });
-    await context.close();
+    await close();
   });
 
   it('another browser that learns the flow id gets no token from GET /v1/flows/{id}', async () => {
-    const victim = await browser.newContext();
-    const id = await arriveAtUi(await victim.newPage());
-    const other = await browser.newContext();
-    const page = await other.newPage();
+    const victim = await tabs.open();
+    const id = await arriveAtUi(victim.page);
+    const { page, close: closeOther } = await tabs.open();
     await page.goto(`${ui.origin}/signin?flow=${encodeURIComponent(id)}`);
     await expectStatus(page, 'no token');
     await victim.close();
-    await other.close();
+    await closeOther();
   });
 });

@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { hashToken } from '../../src/lib/tokens.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -10,6 +10,7 @@ import {
   fetchInPage,
   launchChromium,
   listenForBrowser,
+  TabPool,
 } from '../helpers/chromium.js';
 import { type AppSite, startAppSite } from './pages.js';
 
@@ -21,6 +22,7 @@ describeInChromium('hosted sign-in in a real browser', () => {
   let unlisted: AppSite;
   let tessera: string;
   let browser: Browser;
+  let tabs: TabPool;
 
   beforeAll(async () => {
     app = await startAppSite('App');
@@ -29,6 +31,7 @@ describeInChromium('hosted sign-in in a real browser', () => {
     await addAlice(t);
     tessera = await listenForBrowser(t);
     browser = await launchChromium();
+    tabs = new TabPool(browser);
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {
@@ -40,12 +43,12 @@ describeInChromium('hosted sign-in in a real browser', () => {
 
   /** A fresh browser profile that records CSP violations reported on its pages. */
   async function newContext(options: { javaScriptEnabled?: boolean } = {}) {
-    const context: BrowserContext = await browser.newContext(options);
+    const tab = await tabs.open(options);
     const violations: string[] = [];
-    context.on('console', (message) => {
+    tab.context.on('console', (message) => {
       if (/Content.Security.Policy/i.test(message.text())) violations.push(message.text());
     });
-    return { context, page: await context.newPage(), violations };
+    return { ...tab, violations };
   }
 
   async function signInThroughPage(page: Page, password = PASSWORD) {
@@ -55,7 +58,7 @@ describeInChromium('hosted sign-in in a real browser', () => {
   }
 
   it('signs in through the hosted page, lands on return_to with the cookie, uses and ends the session', async () => {
-    const { context, page, violations } = await newContext();
+    const { context, page, close, violations } = await newContext();
     const returnTo = `${app.origin}/home?from=login`;
     await page.goto(`${tessera}/v1/login?return_to=${encodeURIComponent(returnTo)}`);
     expect(await page.title()).toBe('Sign in · Tessera');
@@ -110,11 +113,11 @@ describeInChromium('hosted sign-in in a real browser', () => {
     const revoked = await t.deps.store.findSessionByTokenHash(hashToken(session!.value));
     expect(revoked?.session.revoked_at).not.toBeNull();
     expect(violations).toEqual([]);
-    await context.close();
+    await close();
   });
 
   it('shows a wrong password in the form and signs in on the retry', async () => {
-    const { context, page, violations } = await newContext();
+    const { page, close, violations } = await newContext();
     await page.goto(`${tessera}/v1/login?return_to=${encodeURIComponent(`${app.origin}/home`)}`);
     await signInThroughPage(page, 'wrong password');
     const alert = page.getByRole('alert');
@@ -126,22 +129,22 @@ describeInChromium('hosted sign-in in a real browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${app.origin}/home`);
     expect(violations).toEqual([]);
-    await context.close();
+    await close();
   });
 
   it('works with JavaScript off, and without return_to shows the signed-in page', async () => {
-    const { context, page } = await newContext({ javaScriptEnabled: false });
+    const { context, page, close } = await newContext({ javaScriptEnabled: false });
     await page.goto(`${tessera}/v1/login`);
     await signInThroughPage(page);
     await expect.poll(() => page.locator('h1').textContent()).toBe('Signed in');
     expect(await page.locator('main').textContent()).toContain('Alice Example');
     const cookies = await context.cookies(tessera);
     expect(cookies.find((cookie) => cookie.name === 'service_session')?.httpOnly).toBe(true);
-    await context.close();
+    await close();
   });
 
   it('cannot be framed by another page', async () => {
-    const { context, page } = await newContext();
+    const { page, close } = await newContext();
     await page.goto(`${app.origin}/frame`);
     // A string, not a function: the test program is compiled without the DOM library.
     await page.evaluate(`new Promise((resolve) => {
@@ -153,6 +156,6 @@ describeInChromium('hosted sign-in in a real browser', () => {
     const framed = page.frames().find((frame) => frame !== page.mainFrame());
     expect(framed).toBeDefined();
     expect(await framed!.locator('form').count()).toBe(0);
-    await context.close();
+    await close();
   });
 });

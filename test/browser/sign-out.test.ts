@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/lib/tokens.js';
 import { LOOSE_SIGN_IN_LIMITS } from '../flows/helpers.js';
-import { describeInChromium, launchChromium } from '../helpers/chromium.js';
+import { describeInChromium, launchChromium, TabPool } from '../helpers/chromium.js';
 import { addClient, addUser, type OidcApp, PASSWORD, startOidcApp } from '../oidc/helpers.js';
 import { relyingParty, startAuthorization } from '../oidc/relying-party.js';
 import { type AppSite, startAppSite } from './pages.js';
@@ -19,6 +19,7 @@ describeInChromium('Sign out on every hosted page', () => {
   let t: OidcApp;
   let site: AppSite;
   let browser: Browser;
+  let tabs: TabPool;
   let thirdParty: { clientId: string; callback: string };
 
   beforeAll(async () => {
@@ -34,6 +35,7 @@ describeInChromium('Sign out on every hosted page', () => {
     });
     thirdParty = { clientId: client.client_id, callback };
     browser = await launchChromium();
+    tabs = new TabPool(browser);
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {
@@ -140,13 +142,12 @@ describeInChromium('Sign out on every hosted page', () => {
   describe.each([false, true])('JavaScript on: %s', (javaScriptEnabled) => {
     const reached = javaScriptEnabled ? pages.filter((p) => withScripts.has(p.name)) : pages;
     it.each(reached)('$name', async ({ name, title, open }) => {
-      const context: BrowserContext = await browser.newContext({ javaScriptEnabled });
+      const { context, page, close } = await tabs.open({ javaScriptEnabled });
       context.setDefaultTimeout(5_000);
       const violations: string[] = [];
       context.on('console', (message) => {
         if (/Content.Security.Policy/i.test(message.text())) violations.push(message.text());
       });
-      const page = await context.newPage();
       await open(page);
       expect(await page.title()).toBe(title);
       const whoami = () => context.request.get(`${t.origin}/v1/whoami`);
@@ -183,7 +184,7 @@ describeInChromium('Sign out on every hosted page', () => {
       expect(await page.locator('#signed-in-as').count()).toBe(0);
       expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
       expect(violations).toEqual([]);
-      await context.close();
+      await close();
     });
   });
 });

@@ -3,7 +3,7 @@ import * as rp from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAppSite, type AppSite } from '../browser/pages.js';
-import { describeInChromium, launchChromium } from '../helpers/chromium.js';
+import { describeInChromium, launchChromium, TabPool } from '../helpers/chromium.js';
 import {
   createTestDatabase,
   postgresAvailable,
@@ -33,6 +33,7 @@ function oidcFlowSuite(kind: DatabaseKind, instances: 1 | 2) {
   let back: OidcApp;
   let site: AppSite;
   let browser: Browser;
+  let tabs: TabPool;
   let identityId: string;
 
   beforeAll(async () => {
@@ -45,6 +46,7 @@ function oidcFlowSuite(kind: DatabaseKind, instances: 1 | 2) {
     site = await startAppSite('App');
     identityId = (await addUser(front)).id;
     browser = await launchChromium();
+    tabs = new TabPool(browser);
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {
@@ -69,8 +71,7 @@ function oidcFlowSuite(kind: DatabaseKind, instances: 1 | 2) {
     const config = await relyingParty(front.issuer, client.client_id, client_secret, {
       tokenHost: backHost(),
     });
-    const context = await browser.newContext();
-    const page = await context.newPage();
+    const { context, page, close } = await tabs.open();
 
     const auth = await startAuthorization(config, callback);
     await page.goto(auth.url.href);
@@ -165,7 +166,7 @@ function oidcFlowSuite(kind: DatabaseKind, instances: 1 | 2) {
     const third = await startAuthorization(config, callback);
     await page.goto(third.url.href);
     expect(new URL(page.url()).pathname).toBe('/v1/login');
-    await context.close();
+    await close();
   });
 
   it('asks a third-party application for consent once, and honours a denial', async () => {
@@ -178,8 +179,7 @@ function oidcFlowSuite(kind: DatabaseKind, instances: 1 | 2) {
     const config = await relyingParty(front.issuer, client.client_id, null, {
       tokenHost: backHost(),
     });
-    const context = await browser.newContext();
-    const page = await context.newPage();
+    const { page, close } = await tabs.open();
 
     const denied = await startAuthorization(config, callback, 'openid profile');
     await page.goto(denied.url.href);
@@ -204,7 +204,7 @@ function oidcFlowSuite(kind: DatabaseKind, instances: 1 | 2) {
     await page.goto(later.url.href);
     await page.waitForURL((url) => url.href.startsWith(callback));
     expect((await redeem(config, later, page.url())).claims()?.sub).toBe(identityId);
-    await context.close();
+    await close();
   });
 }
 

@@ -1,8 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeInChromium, launchChromium } from '../helpers/chromium.js';
+import {
+  type BrowserTab,
+  describeInChromium,
+  launchChromium,
+  TabPool,
+} from '../helpers/chromium.js';
 import { postgresAvailable, type DatabaseKind } from '../helpers/databases.js';
 import { addUser, PASSWORD, startOidcApp, type OidcApp } from './helpers.js';
 
@@ -47,6 +52,7 @@ function logoutSuite(kind: DatabaseKind) {
   let t: OidcApp;
   let site: ForeignSite;
   let browser: Browser;
+  let tabs: TabPool;
 
   beforeAll(async () => {
     t = await startOidcApp(kind);
@@ -56,6 +62,7 @@ function logoutSuite(kind: DatabaseKind) {
       xsrf: 'guessed',
     });
     browser = await launchChromium();
+    tabs = new TabPool(browser);
   });
   afterAll(async () => {
     await browser?.close();
@@ -64,9 +71,9 @@ function logoutSuite(kind: DatabaseKind) {
   });
 
   /** A browser signed in on Tessera's hosted login page: its session cookie's value. */
-  async function signedInBrowser(): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext();
-    const page = await context.newPage();
+  async function signedInBrowser(): Promise<BrowserTab> {
+    const tab = await tabs.open();
+    const { context, page } = tab;
     // Under the test's own timeout, so a page that never asks fails with its locator named.
     page.setDefaultTimeout(10_000);
     await page.goto(`${t.origin}/v1/login`);
@@ -74,7 +81,7 @@ function logoutSuite(kind: DatabaseKind) {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => sessionCookie(context)).toBeTruthy();
-    return { context, page };
+    return tab;
   }
 
   async function sessionCookie(context: BrowserContext): Promise<string | undefined> {
@@ -91,7 +98,7 @@ function logoutSuite(kind: DatabaseKind) {
   }
 
   it('asks before ending the Tessera session a page elsewhere sent the browser to end', async () => {
-    const { context, page } = await signedInBrowser();
+    const { context, page, close } = await signedInBrowser();
     const token = (await sessionCookie(context))!;
 
     await page.goto(site.origin);
@@ -110,7 +117,7 @@ function logoutSuite(kind: DatabaseKind) {
     expect(await page.title()).toBe('Signed out · Tessera');
     expect(await alive(token)).toBe(false);
     expect(await sessionCookie(context)).toBeUndefined();
-    await context.close();
+    await close();
   });
 
   // Another site (localhost: the provider's SameSite=Lax cookie stays home, so it has no
@@ -120,7 +127,7 @@ function logoutSuite(kind: DatabaseKind) {
     ['another site', 'localhost', 'could not find logout details'],
     ['another origin of the same site', '127.0.0.1', 'xsrf token invalid'],
   ])('refuses a confirmation posted from %s', async (_, hostname, reason) => {
-    const { context, page } = await signedInBrowser();
+    const { context, page, close } = await signedInBrowser();
     const token = (await sessionCookie(context))!;
     // The question was asked (so the provider holds a secret for it), then a page
     // elsewhere posts its own answer, without the secret.
@@ -134,7 +141,7 @@ function logoutSuite(kind: DatabaseKind) {
     expect(await page.getByRole('alert').textContent()).toBe(reason);
     expect(await alive(token)).toBe(true);
     expect(await sessionCookie(context)).toBe(token);
-    await context.close();
+    await close();
   });
 }
 

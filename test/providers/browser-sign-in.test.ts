@@ -5,7 +5,7 @@ import {
   confirmTotpEnrolment,
   startTotpEnrolment,
 } from '../../src/domain/second-factor/enrolment.js';
-import { describeInChromium, launchChromium } from '../helpers/chromium.js';
+import { describeInChromium, launchChromium, TabPool } from '../helpers/chromium.js';
 import {
   createTestDatabase,
   postgresAvailable,
@@ -43,6 +43,7 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
   let front: Downstream;
   let back: Downstream;
   let browser: Browser;
+  let tabs: TabPool;
   let aliceUpstreamId: string;
 
   beforeAll(async () => {
@@ -72,6 +73,7 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
     front = await startDownstream(kind, providers, env, { db, port: frontPort });
     back = instances === 2 ? await startDownstream(kind, providers, env, { db }) : front;
     browser = await launchChromium();
+    tabs = new TabPool(browser);
   });
   afterAll(async () => {
     await browser?.close();
@@ -112,8 +114,7 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
   }
 
   it('signs a new user in through the upstream, with a verified link, and reuses the identity next time', async () => {
-    const context = await browser.newContext();
-    const page = await context.newPage();
+    const { context, page, close } = await tabs.open();
     await signInThroughUpstream(page, 'alice');
     await page.waitForSelector('h1:text("Signed in")');
     const link = await front.deps.store.findLink('corp', aliceUpstreamId);
@@ -133,20 +134,18 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
     });
 
     // Signed out downstream (a new browser), signed in again: the same identity.
-    const second = await browser.newContext();
-    const again = await second.newPage();
+    const { context: second, page: again, close: closeSecond } = await tabs.open();
     await signInThroughUpstream(again, 'alice');
     await again.waitForSelector('h1:text("Signed in")');
     const whoamiAgain = await (await second.request.get(`${front.origin}/v1/whoami`)).json();
     expect(whoamiAgain).toMatchObject({ identity: { id: identity.id, username: 'alice' } });
     expect((await front.deps.store.listLinks(identity.id)).length).toBe(1);
-    await context.close();
-    await second.close();
+    await close();
+    await closeSecond();
   }, 90_000);
 
   it('signs a new user up from the sign-up page’s button, and signs in a known one there', async () => {
-    const context = await browser.newContext();
-    const page = await context.newPage();
+    const { context, page, close } = await tabs.open();
     await signInThroughUpstream(page, 'dave', false, 'registration');
     await page.waitForSelector('h1:text("Signed in")');
     const dave = (await front.deps.store.findIdentityByUsername('dave'))!;
@@ -156,22 +155,20 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
     expect(links[0]!.verified_at).not.toBeNull();
     const whoami = await (await context.request.get(`${front.origin}/v1/whoami`)).json();
     expect(whoami).toMatchObject({ authenticated_via: 'provider', identity: { id: dave.id } });
-    await context.close();
+    await close();
 
     // The same button for an account already here signs it in: no second identity.
-    const again = await browser.newContext();
-    const next = await again.newPage();
+    const { context: again, page: next, close: closeAgain } = await tabs.open();
     await signInThroughUpstream(next, 'dave', false, 'registration');
     await next.waitForSelector('h1:text("Signed in")');
     const second = await (await again.request.get(`${front.origin}/v1/whoami`)).json();
     expect(second).toMatchObject({ identity: { id: dave.id } });
     expect(await front.deps.store.listLinks(dave.id)).toHaveLength(1);
-    await again.close();
+    await closeAgain();
   }, 90_000);
 
   it('asks a user with an authenticator app for its code after the provider', async () => {
-    const context = await browser.newContext();
-    const page = await context.newPage();
+    const { page, close } = await tabs.open();
     await signInThroughUpstream(page, 'bob');
     await page.waitForSelector('h1:text("Signed in")');
     const identity = (await front.deps.store.findIdentityByUsername('bob'))!;
@@ -182,10 +179,9 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
       identity,
       await totpCode(enrolment.secret, front.clock.now()),
     );
-    await context.close();
+    await close();
 
-    const fresh = await browser.newContext();
-    const next = await fresh.newPage();
+    const { context: fresh, page: next, close: closeFresh } = await tabs.open();
     await signInThroughUpstream(next, 'bob');
     // The flow waits in second_factor_required: no session yet.
     await next.getByLabel(/code/i).first().waitFor();
@@ -203,7 +199,7 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
     await next.waitForSelector('h1:text("Signed in")');
     const session = await (await fresh.request.get(`${front.origin}/v1/whoami`)).json();
     expect(session).toMatchObject({ authenticated_via: 'provider', aal: 'aal2' });
-    await fresh.close();
+    await closeFresh();
   }, 90_000);
 
   it('connects the provider from the account page and disconnects it; the last way in stays', async () => {
@@ -212,8 +208,7 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
       password: PASSWORD,
       display_name: 'Carol Down',
     });
-    const context = await browser.newContext();
-    const page = await context.newPage();
+    const { page, close } = await tabs.open();
     await page.goto(`${front.origin}/v1/account/connections`);
     await upstreamPasswordStep(page, 'carol');
     await page.waitForSelector('h1:text("Connected accounts")');
@@ -235,11 +230,10 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
     await page.getByRole('button', { name: 'Disconnect Corp SSO' }).click();
     await page.waitForSelector('button:text("Connect Corp SSO")');
     expect(await front.deps.store.listLinks(carol.id)).toEqual([]);
-    await context.close();
+    await close();
 
     // Alice signed up through the provider: it is her only way in, so it stays.
-    const alice = await browser.newContext();
-    const own = await alice.newPage();
+    const { page: own, close: closeAlice } = await tabs.open();
     await signInThroughUpstream(own, 'alice');
     await own.waitForSelector('h1:text("Signed in")');
     await own.goto(`${front.origin}/v1/account/connections`);
@@ -247,7 +241,7 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
     await own.waitForSelector('text=This is your only way to sign in');
     const aliceId = (await front.deps.store.findIdentityByUsername('alice'))!.id;
     expect(await front.deps.store.listLinks(aliceId)).toHaveLength(1);
-    await alice.close();
+    await closeAlice();
   }, 90_000);
 }
 
