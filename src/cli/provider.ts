@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { upstreamProviders } from '../adapters/providers/index.js';
 import { loadConfig } from '../config.js';
 import { callbackPath } from '../domain/providers/authorize.js';
 import { printList } from './output.js';
@@ -15,6 +14,8 @@ export function providerCommands(program: Command): void {
     .option('--json', 'print one JSON document')
     .action(async (options: { json?: boolean }) => {
       const config = loadConfig();
+      // Imported on use: openid-client and jose cost every other command ~30 ms to load.
+      const { upstreamProviders } = await import('../adapters/providers/index.js');
       const rows = await Promise.all(
         [...upstreamProviders(config.providers).values()].map(async (entry) => ({
           id: entry.id,
