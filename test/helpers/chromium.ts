@@ -60,7 +60,9 @@ export class TabPool {
 
   async open(options: BrowserContextOptions = {}): Promise<BrowserTab> {
     const key = JSON.stringify(options);
-    const reused = this.#idle.get(key)?.pop();
+    let idle = this.#idle.get(key);
+    if (!idle) this.#idle.set(key, (idle = []));
+    const reused = idle.pop();
     if (reused) return reused;
     const context = await this.browser.newContext(options);
     const page = await context.newPage();
@@ -76,7 +78,8 @@ export class TabPool {
           await page.unrouteAll({ behavior: 'ignoreErrors' });
           await context.clearCookies();
           await page.goto('about:blank');
-          this.#idle.set(key, [...(this.#idle.get(key) ?? []), tab]);
+          // A second close must not hand one tab to two tests.
+          if (!idle.includes(tab)) idle.push(tab);
         } catch {
           await context.close().catch(() => undefined);
         }
