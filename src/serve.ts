@@ -52,6 +52,9 @@ async function run(config: Config, { app, deps, close }: App): Promise<void> {
   const applied = await deps.store.migrate();
   if (applied.length > 0) app.log.info({ applied }, 'migrations applied');
   await checkLegacyTokens(deps, app.log, true);
+  // The hasher makes its dummy hash on first use (adapters/argon2-hasher.ts): made now, the
+  // first sign-in of an unknown username costs what every later one does.
+  await deps.hasher.verifyDummy('');
   if (app.oidc) {
     // Loading the signing keys now, not on the first OIDC request, re-seals at once those
     // sealed under a previous encryption key, and names one that no longer opens.
