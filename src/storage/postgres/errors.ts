@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { pgDriver } from './driver.js';
 import { StorageTimeout, StorageUnavailable, UniqueViolation } from '../errors.js';
 
 const UNREACHABLE: Record<string, string> = {
@@ -14,7 +14,7 @@ const UNREACHABLE: Record<string, string> = {
 
 /** Why no connection could be had, in words an operator acts on; never a credential. */
 export function connectFailureMessage(endpoint: string, error: unknown): string {
-  if (error instanceof pg.DatabaseError) {
+  if (error instanceof pgDriver().DatabaseError) {
     // The server answered: not accepting connections (55000), too many connections
     // (53300), starting up or shutting down (57P03), authentication, unknown database.
     const refused = `PostgreSQL at ${endpoint} refused the connection: ${error.message} (SQLSTATE ${error.code})`;
@@ -54,7 +54,7 @@ const TIMEOUT_STATES = new Set(['57014', '55P03']);
  * timeout, lost connection) are labelled where they happen, in pool.ts.
  */
 export function translatePostgresError(error: unknown): unknown {
-  if (!(error instanceof pg.DatabaseError)) return error;
+  if (!(error instanceof pgDriver().DatabaseError)) return error;
   const code = error.code ?? '';
   if (code === '23505') return new UniqueViolation(error);
   if (TIMEOUT_STATES.has(code)) return new StorageTimeout(error);

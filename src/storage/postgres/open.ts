@@ -1,5 +1,4 @@
 import { Kysely } from 'kysely';
-import pg from 'pg';
 import { StorageUnavailable } from '../errors.js';
 import { migrations } from '../migrations.js';
 import type { Database } from '../schema.js';
@@ -10,9 +9,6 @@ import { type Lease, type PoolOptions, PostgresPool } from './pool.js';
 import { postgresOidcWrites } from './oidc-writes.js';
 import { postgresPreparedReads } from './prepared-reads.js';
 import { postgresSignInStatements } from './sign-in-statements.js';
-
-// BIGINT columns hold epoch milliseconds, well inside Number's exact range.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export type PostgresOptions = PoolOptions;
 

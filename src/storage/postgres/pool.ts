@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { pgDriver } from './driver.js';
 import { StorageTimeout, StorageUnavailable } from '../errors.js';
 import { connectFailureMessage, translatePostgresError } from './errors.js';
 
@@ -55,7 +56,8 @@ export class PostgresPool {
   #ended: Promise<void> | undefined;
 
   constructor(options: PoolOptions) {
-    const resolved = new pg.Client({ connectionString: options.connectionString });
+    const { Client, Pool } = pgDriver();
+    const resolved = new Client({ connectionString: options.connectionString });
     this.endpoint = `${resolved.host}:${resolved.port}`;
     this.#timeoutMs = options.timeoutMs;
     this.#context = {
@@ -65,7 +67,7 @@ export class PostgresPool {
       readTimeoutMs: options.timeoutMs + 1000,
       lost: new WeakSet(),
     };
-    this.#pool = new pg.Pool({
+    this.#pool = new Pool({
       connectionString: options.connectionString,
       max: options.poolSize,
       // connect() below has its own timer of the same delay, set first so it fires first;
@@ -220,7 +222,7 @@ export class Lease {
       // A statement error the server answered leaves the session known (idle, or in a
       // failed transaction, which release() checks); a failure of the connection or a
       // server going away (57P01, 08xxx, ...) does not.
-      if (!(error instanceof pg.DatabaseError) || failure instanceof StorageUnavailable) {
+      if (!(error instanceof pgDriver().DatabaseError) || failure instanceof StorageUnavailable) {
         this.#stateUnknown = true;
       }
       callback(failure);
