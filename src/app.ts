@@ -16,7 +16,7 @@ import type { AppDeps } from './http/deps.js';
 import type { ServerOptions } from './http/server.js';
 import { createPasswordPolicy } from './password-checks/password-checks.js';
 import { type Clock, systemClock } from './lib/clock.js';
-import { createLogger, OUTAGE_MESSAGES, type ServiceLog } from './log.js';
+import { OUTAGE_MESSAGES, type ServiceLog } from './service-log.js';
 import { resolveSecretBox } from './secrets/encryption-key.js';
 import { resolvePepper } from './secrets/pepper.js';
 import { openStorage } from './storage/open.js';
@@ -138,8 +138,10 @@ export interface App {
 export async function buildApp(
   config: Config,
   overrides: AppOverrides = {},
-  logger: Logger = createLogger({ level: config.logLevel }),
+  given?: Logger,
 ): Promise<App> {
+  // Loaded here: the CLI shares buildServices and logs to stderr, without pino.
+  const logger = given ?? (await import('./log.js')).createLogger({ level: config.logLevel });
   const services = await buildServices(config, logger, overrides);
   // Loaded here, not at the top: the CLI shares buildServices and must not load the HTTP
   // adapter (Fastify, the routes) for commands that never serve.

@@ -1,6 +1,7 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { OUTBOX_OUTAGE_MESSAGES } from './domain/outbox/outbox-worker.js';
 import { RepeatGate } from './lib/repeat-gate.js';
+import { OUTAGE_MESSAGES } from './service-log.js';
 
 /** Secrets that must never reach a log line. */
 const REDACT = [
@@ -12,31 +13,12 @@ const REDACT = [
   '*.csrf_token',
 ];
 
-/**
- * Lines written once per pooled connection, audit flush or request while the database is
- * away. They go through a RepeatGate: the first is written, the identical ones that follow
- * are counted, and one line per window says how many were held back (`repeated`).
- */
-export const OUTAGE_MESSAGES = {
-  connectionLost: 'database connection lost',
-  auditUnwritten: 'audit rows could not be written',
-  lastUseUnwritten: 'session last use could not be recorded',
-  unavailable: 'database unavailable',
-  timeout: 'database timeout',
-} as const;
-
 const OUTAGE_SET: ReadonlySet<string> = new Set([
   ...Object.values(OUTAGE_MESSAGES),
   ...Object.values(OUTBOX_OUTAGE_MESSAGES),
 ]);
 
 export const REPEAT_WINDOW_MS = 60_000;
-
-/** What the composition root logs: the server hands it its pino logger, the CLI stderr lines. */
-export interface ServiceLog {
-  warn(message: string): void;
-  error(object: { err: unknown; [field: string]: unknown }, message: string): void;
-}
 
 export interface LoggerOptions {
   level: string;

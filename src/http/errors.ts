@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../domain/errors.js';
-import { OUTAGE_MESSAGES } from '../log.js';
+import { OUTAGE_MESSAGES } from '../service-log.js';
 import { StorageTimeout, StorageUnavailable } from '../storage/errors.js';
 
 /** The single error-code -> HTTP status table (docs/errors.md). */

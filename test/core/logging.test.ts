@@ -3,7 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { consoleLog } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { RepeatGate } from '../../src/lib/repeat-gate.js';
-import { OUTAGE_MESSAGES, REPEAT_WINDOW_MS } from '../../src/log.js';
+import { REPEAT_WINDOW_MS } from '../../src/log.js';
+import { OUTAGE_MESSAGES } from '../../src/service-log.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createIdentity, createSession } from '../helpers/core.js';
 import { describeEachDatabase } from '../helpers/databases.js';
