@@ -2,12 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import BetterSqlite3 from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
-import pg from 'pg';
 import { validationError } from '../../domain/errors.js';
 import type {
   SourceDatabase,
   SourceInputs,
 } from '../../domain/identity-transfer/sources/source.js';
+import { pgDriver } from '../../storage/postgres/driver.js';
 
 /**
  * The exports `identity import --from` reads, as files and databases. Everything is read
@@ -87,7 +87,8 @@ const quoted = (table: string) =>
     .join('.');
 
 async function postgres(url: string): Promise<SourceDatabase> {
-  const client = new pg.Client({ connectionString: url });
+  // Through the store's driver: the same BIGINT parser as the service's own reads.
+  const client = new (pgDriver().Client)({ connectionString: url });
   try {
     await client.connect();
   } catch (error) {
