@@ -13,7 +13,8 @@ import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 /**
  * docs/sqlite.md: under synchronous=full a write is answered only once the WAL holding its
  * commit has been fdatasync'ed, off the server's thread (wal-sync.ts); rate-limit counters
- * and new login flows are answered without waiting. Observed on the real connection and
+ * and new login flows are answered without waiting, and buffered audit rows committed
+ * without one. Observed on the real connection and
  * the real file handle: the statements as they run, and each fdatasync's start and end.
  */
 describe('commits made durable off the event loop [sqlite]', () => {
@@ -96,22 +97,28 @@ describe('commits made durable off the event loop [sqlite]', () => {
     expect(events.slice(commit + 1)).toEqual(['sync:start', 'sync:end', 'answered']);
   });
 
-  it('full: an autocommit write outside a transaction is synced too', async () => {
+  it('full: buffered audit rows are committed without a sync (no one is answered on them)', async () => {
     await openStore('full');
-    await store.insertAuditRecords([
-      {
-        id: newToken('flow'),
-        at: 1_000,
-        action: 'probe',
-        service_name: null,
-        service_id: null,
-        target_identity: null,
-        outcome: 'success',
-        details: '{}',
-      },
+    const row = {
+      id: newToken('flow'),
+      at: 1_000,
+      action: 'probe',
+      service_name: null,
+      service_id: null,
+      target_identity: null,
+      outcome: 'success',
+      details: '{}',
+    };
+    await store.insertAuditRecords([row]);
+    // Committed, not left in an open transaction: a later synced commit covers it.
+    expect(events).toEqual([
+      'sql:BEGIN IMMEDIATE',
+      expect.stringMatching(/^sql:INSERT INTO audit_log/),
+      'sql:COMMIT',
     ]);
-    events.push('answered');
-    expect(events.slice(-3)).toEqual(['sync:start', 'sync:end', 'answered']);
+    expect(await store.listAuditRecords(10)).toEqual([
+      expect.objectContaining({ id: row.id, action: 'probe' }),
+    ]);
   });
 
   it("full: the OpenID provider's writes (a token issued, a code spent) are synced before the answer", async () => {

@@ -199,7 +199,7 @@ function sqliteStore(options: {
   const { raw, generic, timeoutMs, durable } = options;
   const reads = sqlitePreparedReads(raw, generic, timeoutMs);
   const unsynced = sqliteUnsyncedWrites({ raw, fallback: generic, timeoutMs });
-  const audit = sqliteAuditBatch({ raw, fallback: generic, timeoutMs, durable });
+  const audit = sqliteAuditBatch({ raw, fallback: generic, timeoutMs });
   const signIn = sqliteSignInStatements(raw, generic, timeoutMs);
   const oidc = sqliteOidcWrites({ raw, fallback: generic, timeoutMs, durable });
   return {
