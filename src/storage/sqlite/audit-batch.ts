@@ -36,7 +36,7 @@ function insertSql(rows: number): string {
  *
  * The batch does not wait for the WAL sync that SERVICE_SQLITE_SYNCHRONOUS=full gives an
  * answered write (wal-sync.ts): no one is answered on these rows, and the next synced
- * commit or checkpoint (at most a second later under `serve`) makes them durable. Waiting
+ * commit or checkpoint (about a second later under `serve`) makes them durable. Waiting
  * cost an fdatasync per flush (about 2 µs of the threadpool's CPU per verify), and held
  * each batch, and the rows buffered meanwhile, in memory through it.
  */
