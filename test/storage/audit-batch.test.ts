@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { AuditLog, MAX_BUFFERED_AUDIT_ROWS } from '../../src/domain/audit/audit-log.js';
+import type { Store } from '../../src/domain/store.js';
 import type { StoreHandle } from '../../src/storage/store.js';
+import { FakeClock } from '../helpers/clock.js';
 import { createMigratedStore, describeEachDatabase } from '../helpers/databases.js';
 import { auditRow, T0 } from '../helpers/records.js';
 
@@ -50,5 +53,53 @@ describeEachDatabase('audit batch insert', (kind) => {
     await expect(transaction).rejects.toThrow('roll back');
     await flushed;
     expect(await store.listAuditRecords(10_000)).toHaveLength(before + 2);
+  });
+
+  it('buffered rows reach the store whole; a refused flush keeps them, up to the cap', async () => {
+    let refuse = true;
+    // The real store, refusing the buffered inserts while `refuse` holds (an outage).
+    const refusing: Store = Object.assign(Object.create(store) as Store, {
+      insertAuditRecords: (records: Parameters<Store['insertAuditRecords']>[0]) =>
+        refuse ? Promise.reject(new Error('refused')) : store.insertAuditRecords(records),
+    });
+    const clock = new FakeClock(T0);
+    const lost: number[] = [];
+    const log = new AuditLog(refusing, clock, 60_000, (_error, count) => lost.push(count));
+    const over = 150;
+    for (let i = 0; i < MAX_BUFFERED_AUDIT_ROWS + over; i++) {
+      clock.advance(1);
+      log.enqueue(
+        { service_name: 'svc', service_id: `service-${i % 3}` },
+        {
+          action: i % 2 ? 'session_verify' : 'identity_read',
+          target_identity: i % 5 ? null : `identity-${i}`,
+          outcome: i % 7 ? undefined : 'invalid_token',
+          details: { i },
+        },
+      );
+    }
+    await log.flush();
+    expect(lost.reduce((sum, count) => sum + count, 0)).toBe(over);
+
+    refuse = false;
+    await log.flush();
+    const rows = (await store.listAuditRecords(100_000)).filter((row) =>
+      row.service_id?.startsWith('service-'),
+    );
+    expect(rows).toHaveLength(MAX_BUFFERED_AUDIT_ROWS);
+    expect(new Set(rows.map((row) => row.id)).size).toBe(MAX_BUFFERED_AUDIT_ROWS);
+    for (const row of rows) {
+      const { i } = JSON.parse(row.details) as { i: number };
+      expect(row).toEqual({
+        id: expect.any(String),
+        at: T0 + i + 1,
+        action: i % 2 ? 'session_verify' : 'identity_read',
+        service_name: 'svc',
+        service_id: `service-${i % 3}`,
+        target_identity: i % 5 ? null : `identity-${i}`,
+        outcome: i % 7 ? 'ok' : 'invalid_token',
+        details: JSON.stringify({ i }),
+      });
+    }
   });
 });
