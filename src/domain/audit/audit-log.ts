@@ -39,11 +39,11 @@ function detailsJson(actor: Actor, event: AuditEvent): string {
 /**
  * Buffered rows, kept column by column in one flat array (`ROW_WIDTH` cells a row, in the
  * order of `rowsOf`) until a flush builds their records. A record object per buffered call
- * was the request path's one object literal that could outlive a young collection (rows wait
- * for the flush), and V8 then allocated every later one straight in the old generation
- * (allocation-site pretenuring), with what it points to: at 20,000 verifies a second the old
- * generation grew by about 8 MB a second until a full collection, in some runs (peak RSS
- * 186-242 MB instead of 150; bench/README.md).
+ * could outlive a young collection (rows wait for the flush); V8 then sometimes allocated
+ * every later one straight in the old generation (allocation-site pretenuring), and what it
+ * points to was promoted with it: at 20,000 verifies a second the old generation grew by
+ * about 8 MB a second until a full collection (peak RSS 186-242 MB instead of 150, in some
+ * runs; bench/README.md). Cells pushed onto one array are no object of their own.
  */
 type Cells = Array<string | number | null>;
 const ROW_WIDTH = 8;
@@ -84,7 +84,8 @@ export const MAX_BUFFERED_AUDIT_ROWS = 10_000;
  * V8's old generation and stays there as garbage until a full collection. At 19,000
  * verifies a second on 2 cores, flushing at 500 rows let the heap grow until peak RSS was
  * 236-241 MB; at 100 it stayed at 160 MB (`npm run bench -- --only verify`), for about
- * 1-2 µs of CPU per verify (a commit per 100 rows instead of per 500).
+ * 1-2 µs of CPU per verify (a commit per 100 rows instead of per 500). Two runs each: part
+ * of that gap may have been the pretenuring the cell buffer below avoids (bench/README.md).
  */
 const FLUSH_AT_ROWS = 100;
 
