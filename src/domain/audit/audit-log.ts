@@ -17,23 +17,11 @@ export interface AuditEvent {
   details?: Record<string, unknown>;
 }
 
+/** One row as a record: what `write` inserts with a mutation, and imports use. */
 export function auditRecord(actor: Actor, event: AuditEvent, at: number): AuditRecord {
-  return {
-    id: newId(),
-    at,
-    action: event.action,
-    service_name: actor.service_name,
-    service_id: actor.service_id,
-    target_identity: event.target_identity ?? null,
-    outcome: event.outcome ?? 'ok',
-    details: detailsJson(actor, event),
-  };
-}
-
-function detailsJson(actor: Actor, event: AuditEvent): string {
-  return JSON.stringify(
-    actor.details ? { ...actor.details, ...event.details } : (event.details ?? {}),
-  );
+  const cells: Cells = [];
+  pushRow(cells, actor, event, at);
+  return rowsOf(cells)[0]!;
 }
 
 /**
@@ -47,6 +35,20 @@ function detailsJson(actor: Actor, event: AuditEvent): string {
  */
 type Cells = Array<string | number | null>;
 const ROW_WIDTH = 8;
+
+/** Appends one row's cells in `rowsOf`'s order: a row's defaults are decided here only. */
+function pushRow(cells: Cells, actor: Actor, event: AuditEvent, at: number): void {
+  cells.push(
+    newId(),
+    at,
+    event.action,
+    actor.service_name,
+    actor.service_id,
+    event.target_identity ?? null,
+    event.outcome ?? 'ok',
+    JSON.stringify(actor.details ? { ...actor.details, ...event.details } : (event.details ?? {})),
+  );
+}
 
 function rowsOf(cells: Cells): AuditRecord[] {
   const records: AuditRecord[] = [];
@@ -126,16 +128,7 @@ export class AuditLog {
   }
 
   enqueue(actor: Actor, event: AuditEvent): void {
-    this.#buffer.push(
-      newId(),
-      this.clock.now(),
-      event.action,
-      actor.service_name,
-      actor.service_id,
-      event.target_identity ?? null,
-      event.outcome ?? 'ok',
-      detailsJson(actor, event),
-    );
+    pushRow(this.#buffer, actor, event, this.clock.now());
     if (this.#buffer.length >= FLUSH_AT_ROWS * ROW_WIDTH && !this.#busy) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
   }

@@ -1,7 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { AuditRecord } from '../../domain/audit/audit.js';
 import type { Store } from '../../domain/store.js';
-import { type RawStatementOptions, rawWriter } from './raw-write.js';
+import { rawWriter } from './raw-write.js';
+import type { UnsyncedWriteOptions } from './unsynced-writes.js';
 import { columnsOf } from '../queries/columns.js';
 
 const COLUMNS = columnsOf<AuditRecord>({
@@ -40,9 +41,7 @@ function insertSql(rows: number): string {
  * cost an fdatasync per flush (about 2 µs of the threadpool's CPU per verify), and held
  * each batch, and the rows buffered meanwhile, in memory through it.
  */
-export function sqliteAuditBatch(
-  options: Omit<RawStatementOptions, 'durable'>,
-): Pick<Store, 'insertAuditRecords'> {
+export function sqliteAuditBatch(options: UnsyncedWriteOptions): Pick<Store, 'insertAuditRecords'> {
   const { raw, fallback, timeoutMs } = options;
   const write = rawWriter(raw, timeoutMs, undefined);
   let statements: { chunk: BetterSqlite3.Statement; single: BetterSqlite3.Statement } | undefined;

@@ -2,18 +2,14 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { RateLimitCount, RateLimitHit } from '../../domain/rate-limit/rate-limit-store.js';
 import type { Store } from '../../domain/store.js';
 import { FLOW_COLUMNS, hitRateLimitArgs, signInSql } from '../queries/sign-in-sql.js';
-import { rawWriter } from './raw-write.js';
+import { type RawStatementOptions, rawWriter } from './raw-write.js';
 
 export type UnsyncedWrites = Pick<Store, 'hitRateLimit' | 'hitRateLimits' | 'insertFlow'>;
 
 const SQL = signInSql(() => '?');
 
-export interface UnsyncedWriteOptions {
-  raw: BetterSqlite3.Database;
-  /** The Kysely store: used while one of its transactions holds the connection. */
-  fallback: Store;
-  timeoutMs: number;
-}
+/** A raw writer's options, without the WAL sync these writes never wait for. */
+export type UnsyncedWriteOptions = Omit<RawStatementOptions, 'durable'>;
 
 /**
  * Writes that no one misses after a power cut, answered without waiting for the WAL sync
