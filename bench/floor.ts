@@ -14,6 +14,10 @@
  *   then in one transaction marks the flow completed and inserts a session row, and sets
  *   the session cookie. SQLite commits at its own `synchronous = FULL`: durable, as the
  *   service's. No rate limits, audit, security headers or schemas.
+ * - The direct floor: `POST /v1/authenticate/password` checks the bearer service token as
+ *   verify does (the `direct_auth` grant), parses the JSON body, reads the identity by
+ *   username, verifies the password as the login floor, inserts a session row (one durable
+ *   commit) and answers the token with a Session object of whoami's size.
  *
  * Environment: FLOOR_PORT, SERVICE_DATABASE_URL (SQLite file or postgres://),
  * FLOOR_RESPONSE_BYTES (the size to match), SERVICE_DB_POOL_SIZE (as the server, default 10),
@@ -63,6 +67,7 @@ interface LoginQueries {
   findIdentity(username: string): Answer<{ id: string } | undefined>;
   /** Marks the flow completed and inserts the session, in one transaction. */
   complete(flowId: string, session: NewSession): Answer<unknown>;
+  insertSession(session: NewSession): Answer<unknown>;
 }
 
 const FLOW_INSERT = `INSERT INTO flows (id, csrf_token, return_to, state, failed_attempts, identity_id,
@@ -72,6 +77,7 @@ const IDENTITY_FIND = 'SELECT id FROM identities WHERE username = ';
 const FLOW_COMPLETE = "UPDATE flows SET state = 'completed' WHERE id = ";
 const SESSION_INSERT = `INSERT INTO sessions (id, token_hash, identity_id, authenticated_via, aal,
   issued_at, expires_at, token_format) VALUES `;
+const SESSION_INSERT_PG = `${SESSION_INSERT}($1, $2, $3, 'password', 'aal1', $4, $5, 'crc32')`;
 
 interface ServiceRow {
   grants: string;
@@ -105,6 +111,14 @@ if (/^postgres(ql)?:\/\//.test(url)) {
     findFlow: (id) => one<FlowRow>('floor_flow_find', `${FLOW_FIND}$1`, [id]),
     findIdentity: (username) =>
       one<{ id: string }>('floor_identity', `${IDENTITY_FIND}$1`, [username]),
+    insertSession: (s) =>
+      one('floor_session_insert', SESSION_INSERT_PG, [
+        s.id,
+        s.tokenHash,
+        s.identityId,
+        s.now,
+        s.expiresAt,
+      ]),
     async complete(flowId, s) {
       const client = await pool.connect();
       try {
@@ -116,7 +130,7 @@ if (/^postgres(ql)?:\/\//.test(url)) {
         });
         await client.query({
           name: 'floor_session_insert',
-          text: `${SESSION_INSERT}($1, $2, $3, 'password', 'aal1', $4, $5, 'crc32')`,
+          text: SESSION_INSERT_PG,
           values: [s.id, s.tokenHash, s.identityId, s.now, s.expiresAt],
         });
         await client.query('COMMIT');
@@ -150,6 +164,7 @@ if (/^postgres(ql)?:\/\//.test(url)) {
     findFlow: (id) => findFlow.get(id),
     findIdentity: (username) => findIdentity.get(username),
     complete: (flowId, s) => complete.immediate(flowId, s),
+    insertSession: (s) => insertSession.run(s.id, s.tokenHash, s.identityId, s.now, s.expiresAt),
   };
   close = () => {
     db.close();
@@ -200,17 +215,21 @@ app.get('/v1/whoami', async (request, reply) => {
   return body(row, pad);
 });
 
+/** The bearer service token's refusal (its status and code), or null when it holds `grant`. */
+async function serviceRefusal(authorization: string | undefined, grant: string) {
+  const bearer = /^Bearer (\S+)$/.exec(authorization ?? '')?.[1];
+  const service = bearer ? await findService(hash('sha256', bearer, 'base64url')) : undefined;
+  if (!service || service.revoked_at !== null) {
+    return { status: 401, error: 'invalid_service_token' };
+  }
+  return service.grants.split(' ').includes(grant) ? null : { status: 403, error: 'forbidden' };
+}
+
 app.post<{ Body: { token?: unknown } | undefined }>(
   '/v1/sessions/verify',
   async (request, reply) => {
-    const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
-    const service = bearer ? await findService(hash('sha256', bearer, 'base64url')) : undefined;
-    if (!service || service.revoked_at !== null) {
-      return reply.code(401).send({ error: 'invalid_service_token' });
-    }
-    if (!service.grants.split(' ').includes('introspect')) {
-      return reply.code(403).send({ error: 'forbidden' });
-    }
+    const refused = await serviceRefusal(request.headers.authorization, 'introspect');
+    if (refused) return reply.code(refused.status).send({ error: refused.error });
     const token = request.body?.token;
     if (typeof token !== 'string' || !token.startsWith(PREFIX)) {
       return reply.code(401).send({ error: 'invalid_token' });
@@ -227,6 +246,27 @@ const { config, options: argon2Options } = benchArgon2();
 const passwordHash = await argon2Hash(BENCH_PASSWORD, argon2Options);
 const hashing = createLimiter(config.hashConcurrency);
 const FLOW_TTL_MS = 15 * 60_000;
+
+/** The identity by username when the password is right (one argon2 verification either way). */
+async function checkPassword(username: unknown, password: unknown) {
+  const identity = await login.findIdentity(String(username));
+  const valid = await hashing(() => argon2Verify(passwordHash, String(password), argon2Options));
+  return identity && valid ? identity : undefined;
+}
+
+function newSession(identityId: string, now: number): { token: string; session: NewSession } {
+  const token = `${PREFIX}${randomBytes(32).toString('base64url')}`;
+  return {
+    token,
+    session: {
+      id: randomUUID(),
+      tokenHash: hash('sha256', token, 'base64url'),
+      identityId,
+      now,
+      expiresAt: now + config.sessionTtlMs,
+    },
+  };
+}
 
 app.get('/v1/login', async () => {
   const id = randomUUID();
@@ -257,17 +297,9 @@ app.post<{
   ) {
     return reply.code(403).send({ error: 'invalid_token' });
   }
-  const identity = await login.findIdentity(String(username));
-  const valid = await hashing(() => argon2Verify(passwordHash, String(password), argon2Options));
-  if (!identity || !valid) return reply.code(401).send({ error: 'invalid_credentials' });
-  const token = `${PREFIX}${randomBytes(32).toString('base64url')}`;
-  const session: NewSession = {
-    id: randomUUID(),
-    tokenHash: hash('sha256', token, 'base64url'),
-    identityId: identity.id,
-    now,
-    expiresAt: now + config.sessionTtlMs,
-  };
+  const identity = await checkPassword(username, password);
+  if (!identity) return reply.code(401).send({ error: 'invalid_credentials' });
+  const { token, session } = newSession(identity.id, now);
   await login.complete(request.params.id, session);
   reply.setCookie('service_session', token, {
     path: '/',
@@ -284,6 +316,26 @@ app.post<{
     },
   };
 });
+app.post<{ Body: { username?: unknown; password?: unknown } | undefined }>(
+  '/v1/authenticate/password',
+  async (request, reply) => {
+    const refused = await serviceRefusal(request.headers.authorization, 'direct_auth');
+    if (refused) return reply.code(refused.status).send({ error: refused.error });
+    const identity = await checkPassword(request.body?.username, request.body?.password);
+    if (!identity) return reply.code(401).send({ error: 'invalid_credentials' });
+    const { token, session } = newSession(identity.id, Date.now());
+    await login.insertSession(session);
+    const row: SessionRow = {
+      id: session.id,
+      identity_id: identity.id,
+      authenticated_via: 'password',
+      issued_at: session.now,
+      expires_at: session.expiresAt,
+      revoked_at: null,
+    };
+    return { session: body(row, pad), token };
+  },
+);
 app.get('/healthz', async () => ({ status: 'ok' }));
 
 const stop = () => {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import autocannon, { type RequestStep, type Result } from 'autocannon';
 
 export type ScenarioName =
-  'whoami' | 'verify' | 'identity' | 'login' | 'link' | 'signup' | OidcScenario;
+  'whoami' | 'verify' | 'identity' | 'login' | 'password' | 'link' | 'signup' | OidcScenario;
 export type OidcScenario = 'oidc-code' | 'oidc-refresh' | 'oidc-userinfo';
 
 /** What one OIDC round presents to one server (its own client, codes and tokens). */
@@ -212,6 +212,24 @@ function plan(scenario: ScenarioName, data: LoadData): Plan & { measured: () => 
             onResponse: () => {
               lastStepMeasured = true;
             },
+          },
+        ],
+      };
+    }
+    case 'password': {
+      const user = rotate(data.usernames);
+      return {
+        expected: 200,
+        measured,
+        requests: [
+          {
+            method: 'POST',
+            path: '/v1/authenticate/password',
+            setupRequest: (request) => ({
+              ...request,
+              headers: { authorization: bearer, 'content-type': 'application/json' },
+              body: JSON.stringify({ username: user(), password: data.password }),
+            }),
           },
         ],
       };

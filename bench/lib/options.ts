@@ -8,6 +8,7 @@ export const ALL_SCENARIOS: ScenarioName[] = [
   'verify',
   'identity',
   'login',
+  'password',
   'link',
   'signup',
   'oidc-code',

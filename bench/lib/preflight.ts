@@ -37,6 +37,13 @@ export async function preflight(
     case 'login':
       response = await signIn(url, db);
       break;
+    case 'password':
+      response = await fetch(`${url}/v1/authenticate/password`, {
+        method: 'POST',
+        headers: { ...bearer, ...json },
+        body: JSON.stringify({ username: db.data.usernames[0], password: db.data.password }),
+      });
+      break;
     case 'signup': {
       response = await fetch(`${url}/v1/registration`, { headers: { accept: 'application/json' } });
       if (response.status !== 200) break;

@@ -47,7 +47,7 @@ export interface ScenarioResult {
    */
   ratio?: number;
   /**
-   * Login only: the floor's bare login (bench/floor.ts) in the same pairs, with the median
+   * Password sign-ins only (login, password): the floor's own (bench/floor.ts) in the same pairs, with the median
    * pair ratios floor / argon2 bound and service / floor.
    */
   loginFloor?: Side & { toBound: number; serviceToFloor: number };
@@ -99,6 +99,7 @@ const UNIT: Record<ScenarioName, string> = {
   verify: 'req/s',
   identity: 'req/s',
   login: 'logins/s',
+  password: 'sign-ins/s',
   link: 'sign-ins/s',
   signup: 'sign-ups/s',
   'oidc-code': 'exchanges/s',
@@ -111,11 +112,20 @@ const DESCRIPTION: Record<ScenarioName, string> = {
   verify: '`POST /v1/sessions/verify`, bearer',
   identity: '`GET /v1/identities/{id}`',
   login: '`GET /v1/login` + `POST /v1/flows/{id}/password`',
+  password: '`POST /v1/authenticate/password`, bearer (direct sign-in)',
   link: '`POST /v1/authenticate/link`, returning user',
   signup: '`GET /v1/registration` + `POST /v1/registration/{id}/password`, a new identity each',
   'oidc-code': '`POST <issuer>/token`, authorization_code (PKCE, `client_secret_basic`)',
   'oidc-refresh': '`POST <issuer>/token`, refresh_token (rotated)',
   'oidc-userinfo': '`GET <issuer>/me`, bearer access token',
+};
+
+/** What the floor's sign-in beside a password scenario does (bench/floor.ts). */
+const FLOOR_SIGN_IN: Partial<Record<ScenarioName, string>> = {
+  login:
+    "Login floor (`bench/floor.ts`: the same two requests on bare Fastify routes, a flow row, one argon2 verification and a session row, without Tessera's limits, audit, headers or schemas)",
+  password:
+    "Direct floor (`bench/floor.ts`: the same POST on a bare Fastify route, the bearer service token read as verify's floor does, the identity by username, one argon2 verification and a session row, without Tessera's limits, audit, headers or schemas)",
 };
 
 function problems(side: Side | undefined): string {
@@ -171,7 +181,7 @@ export function markdown(report: BenchReport): string {
             : reference
               ? `${fmt(reference.opsPerSec)} floor req/s`
               : '–';
-    const digits = result.scenario === 'login' || result.scenario === 'signup' ? 1 : 0;
+    const digits = ['login', 'password', 'signup'].includes(result.scenario) ? 1 : 0;
     const issue = [problems(service), reference ? problems(reference) : '']
       .filter(Boolean)
       .join('; ');
@@ -204,7 +214,7 @@ export function markdown(report: BenchReport): string {
     if (!floor) continue;
     const issue = problems(floor);
     lines.push(
-      `Login floor, ${result.db} (\`bench/floor.ts\`: the same two requests on bare Fastify routes, a flow row, one argon2 verification and a session row, without Tessera's limits, audit, headers or schemas; in the same pairs): ${fmt(floor.opsPerSec, 1)} logins/s, ${fmt(floor.cpuUsPerOp)} µs CPU/login (main ${fmt(floor.mainThreadUsPerOp)}), p99 ${ms(floor.p99)} ms, per pair ${floor.rounds.map((value) => fmt(value, 1)).join(' · ')}. **Floor / argon2 bound ${fmt(floor.toBound, 2)}** (the most a login over HTTP can reach on this machine, load generator included); service / floor ${fmt(floor.serviceToFloor, 2)}.${issue ? ` ⚠️ ${issue}` : ''}`,
+      `${FLOOR_SIGN_IN[result.scenario] ?? ''}, ${result.db} (in the same pairs): ${fmt(floor.opsPerSec, 1)} ${UNIT[result.scenario]}, ${fmt(floor.cpuUsPerOp)} µs CPU per sign-in (main ${fmt(floor.mainThreadUsPerOp)}), p99 ${ms(floor.p99)} ms, per pair ${floor.rounds.map((value) => fmt(value, 1)).join(' · ')}. **Floor / argon2 bound ${fmt(floor.toBound, 2)}** (the most such a sign-in over HTTP can reach on this machine, load generator included); **service / floor ${fmt(floor.serviceToFloor, 2)}**.${issue ? ` ⚠️ ${issue}` : ''}`,
       '',
     );
   }

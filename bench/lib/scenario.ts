@@ -89,6 +89,8 @@ export function targetsFor(
   service: Side,
   ratio: number | undefined,
   connections: number,
+  /** A password sign-in's service / the floor's sign-in (median pair). */
+  toFloor?: number,
 ): Target[] {
   const targets: Target[] = [];
   const atLeast = (value: number) => ({
@@ -106,6 +108,10 @@ export function targetsFor(
   }
   if (scenario === 'verify') targets.push(atLeast(0.9));
   if (scenario === 'login') targets.push(atLeast(0.9));
+  // Issue 27: a password sign-in at 0.95 of the same sign-in on bare Fastify.
+  if (toFloor !== undefined) {
+    targets.push({ text: 'service / floor ≥ 0.95', pass: toFloor >= 0.95 });
+  }
   // Issue 27: of the bare oidc-provider's CPU per operation (the ratio is by CPU here).
   if (scenario === 'oidc-code' || scenario === 'oidc-refresh') {
     targets.push(atLeast(db.kind === 'sqlite' ? 0.7 : 0.6));
@@ -185,8 +191,9 @@ export async function runScenario(
   let floor: ServerProcess | undefined;
   // Sign-up is measured against a login (its reference), at the same concurrency.
   const signup = scenario === 'signup';
-  const connections =
-    scenario === 'login' || signup ? options.loginConnections : options.connections;
+  // The password sign-ins: the argon2 bound is their reference, the floor's own beside it.
+  const argon2 = scenario === 'login' || scenario === 'password';
+  const connections = argon2 || signup ? options.loginConnections : options.connections;
   const dataFile = join(workDir, `${db.label.replace(' ', '-')}-data.json`);
   writeFileSync(dataFile, JSON.stringify(db.data));
   const specFile = join(workDir, 'spec.json');
@@ -195,7 +202,7 @@ export async function runScenario(
     // Issue 27's memory figures: RSS once ready (marked at start), after one password
     // sign-in (argon2 allocates its memory per hash), and the peak under load.
     if (checked.ok) {
-      if (scenario !== 'login') await (await signIn(service.url, db)).arrayBuffer();
+      if (!argon2) await (await signIn(service.url, db)).arrayBuffer();
       service.mark('afterSignInMb');
     }
     if (!checked.ok) {
@@ -213,9 +220,9 @@ export async function runScenario(
         target,
         {
           url: target.url,
-          // The floor verifies for verify, logs in for login, and serves whoami for the
-          // other session scenarios.
-          scenario: target === floor && as !== 'login' && as !== 'verify' ? 'whoami' : as,
+          // The floor verifies for verify, signs in for the password sign-ins, and serves
+          // whoami for the other session scenarios.
+          scenario: target === floor && !argon2 && as !== 'verify' ? 'whoami' : as,
           connections,
           durationSec: seconds,
           amount,
@@ -241,7 +248,7 @@ export async function runScenario(
     const passes = db.shape.sessions > 1_000_000 ? 4 : 2;
     const warmupAmount = ['whoami', 'verify'].includes(scenario)
       ? db.data.tokens.length * passes
-      : scenario === 'login' || signup
+      : argon2 || signup
         ? LOGIN_WARMUP * 2
         : undefined;
     if (signup) {
@@ -249,11 +256,7 @@ export async function runScenario(
       await load(service, options.warmupSec, warmupAmount, 'login');
     } else if (options.warmupSec > 0 || warmupAmount) {
       await load(service, options.warmupSec, warmupAmount);
-      await load(
-        floor,
-        options.warmupSec,
-        scenario === 'login' ? warmupAmount : db.data.tokens.length * passes,
-      );
+      await load(floor, options.warmupSec, argon2 ? warmupAmount : db.data.tokens.length * passes);
     }
     const serviceRounds: LoadResult[] = [];
     const referenceRounds: LoadResult[] = [];
@@ -276,10 +279,11 @@ export async function runScenario(
         stealShare: stealShare(ticksBefore, machineCpuTicks()),
       };
     };
-    // Login's reference is argon2 alone; the login floor runs in the same pairs beside it.
+    // A password sign-in's reference is argon2 alone; the floor's sign-in runs in the same
+    // pairs beside it.
     const sides: (() => Promise<void>)[] = [
       async () => void serviceRounds.push(await load(service, options.durationSec)),
-      scenario === 'login'
+      argon2
         ? async () => void referenceRounds.push(await measureBound())
         : signup
           ? async () =>
@@ -288,7 +292,7 @@ export async function runScenario(
               )
           : async () => void referenceRounds.push(await load(floor!, options.durationSec)),
     ];
-    if (scenario === 'login') {
+    if (argon2) {
       sides.push(async () => void loginFloorRounds.push(await load(floor!, options.durationSec)));
     }
     for (let round = 1; round <= options.rounds; round++) {
@@ -298,17 +302,16 @@ export async function runScenario(
       const b = referenceRounds.at(-1)!;
       const c = loginFloorRounds.at(-1);
       log(
-        `${db.label} ${scenario} round ${round}: service ${a.opsPerSec.toFixed(1)}/s p99 ${a.p99.toFixed(2)} ms ${cpuPer(a)} · ${scenario === 'login' ? 'argon2' : signup ? 'login' : 'floor'} ${b.opsPerSec.toFixed(1)}/s ${cpuPer(b)}${c ? ` · login floor ${c.opsPerSec.toFixed(1)}/s ${cpuPer(c)}` : ''}${Object.keys(a.unexpected).length ? ` · unexpected ${JSON.stringify(a.unexpected)}` : ''}`,
+        `${db.label} ${scenario} round ${round}: service ${a.opsPerSec.toFixed(1)}/s p99 ${a.p99.toFixed(2)} ms ${cpuPer(a)} · ${argon2 ? 'argon2' : signup ? 'login' : 'floor'} ${b.opsPerSec.toFixed(1)}/s ${cpuPer(b)}${c ? ` · ${scenario} floor ${c.opsPerSec.toFixed(1)}/s ${cpuPer(c)}` : ''}${Object.keys(a.unexpected).length ? ` · unexpected ${JSON.stringify(a.unexpected)}` : ''}`,
       );
     }
     const serviceSide = merge(serviceRounds, service.memory());
-    const login = scenario === 'login';
     const reference = {
-      ...merge(referenceRounds, login || signup ? undefined : floor.memory()),
-      kind: login ? ('argon2' as const) : signup ? ('login' as const) : ('floor' as const),
+      ...merge(referenceRounds, argon2 || signup ? undefined : floor.memory()),
+      kind: argon2 ? ('argon2' as const) : signup ? ('login' as const) : ('floor' as const),
     };
     const ratio = medianPairRatio(serviceRounds, referenceRounds);
-    const loginFloor = login
+    const loginFloor = argon2
       ? {
           ...merge(loginFloorRounds, floor.memory()),
           toBound: medianPairRatio(loginFloorRounds, referenceRounds),
@@ -324,7 +327,14 @@ export async function runScenario(
       reference,
       ratio,
       loginFloor,
-      targets: targetsFor(db, scenario, serviceSide, ratio, connections),
+      targets: targetsFor(
+        db,
+        scenario,
+        serviceSide,
+        ratio,
+        connections,
+        loginFloor?.serviceToFloor,
+      ),
     };
   } finally {
     await service.stop();
