@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { AuditRecord } from '../../domain/audit/audit.js';
 import type { Store } from '../../domain/store.js';
-import { rawWriter } from './raw-write.js';
+import { inOpenTransaction, rawWriter } from './raw-write.js';
 import type { UnsyncedWriteOptions } from './unsynced-writes.js';
 import { columnsOf } from '../queries/columns.js';
 
@@ -29,8 +29,8 @@ function insertSql(rows: number): string {
 /**
  * The buffered audit flush (read-path rows written in batches off the request path) with
  * two statements prepared once, in one IMMEDIATE transaction, instead of a Kysely insert
- * built, compiled and prepared anew for every batch. Rows written inside
- * a mutation's transaction still go through that transaction's store. While one of
+ * built, compiled and prepared anew for every batch; and the same statements for the rows a
+ * mutation writes inside its transaction (`inTransaction`). While one of
  * Kysely's transactions holds the connection, the batch goes through Kysely and waits.
  * While another process holds the write lock, the batch waits on timers (busy.ts), up to
  * `timeoutMs`, and the server keeps answering meanwhile.
@@ -41,11 +41,14 @@ function insertSql(rows: number): string {
  * cost an fdatasync per flush (about 2 µs of the threadpool's CPU per verify), and held
  * each batch, and the rows buffered meanwhile, in memory through it.
  */
-export function sqliteAuditBatch(options: UnsyncedWriteOptions): Pick<Store, 'insertAuditRecords'> {
+export function sqliteAuditBatch(options: UnsyncedWriteOptions): {
+  batch: Pick<Store, 'insertAuditRecords'>;
+  inTransaction: Pick<Store, 'insertAuditRecords'>;
+} {
   const { raw, fallback, timeoutMs } = options;
   const write = rawWriter(raw, timeoutMs, undefined);
   let statements: { chunk: BetterSqlite3.Statement; single: BetterSqlite3.Statement } | undefined;
-  const insertAll = raw.transaction((records: AuditRecord[]) => {
+  const insertRows = (records: AuditRecord[]) => {
     statements ??= { chunk: raw.prepare(insertSql(CHUNK)), single: raw.prepare(insertSql(1)) };
     let next = 0;
     for (; next + CHUNK <= records.length; next += CHUNK) {
@@ -57,14 +60,22 @@ export function sqliteAuditBatch(options: UnsyncedWriteOptions): Pick<Store, 'in
       const record = records[next]!;
       statements.single.run(COLUMNS.map((c) => record[c]));
     }
-  });
+  };
+  const insertAll = raw.transaction(insertRows);
   return {
-    async insertAuditRecords(records) {
-      if (records.length === 0) return;
-      await write(
-        () => insertAll.immediate(records),
-        () => fallback.insertAuditRecords(records),
-      );
+    batch: {
+      async insertAuditRecords(records) {
+        if (records.length === 0) return;
+        await write(
+          () => insertAll.immediate(records),
+          () => fallback.insertAuditRecords(records),
+        );
+      },
+    },
+    // The row of every audited mutation (a sign-in's among them), written with it: the same
+    // statements, in the transaction that holds the connection.
+    inTransaction: {
+      insertAuditRecords: (records) => inOpenTransaction(raw, () => insertRows(records)),
     },
   };
 }

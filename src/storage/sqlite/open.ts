@@ -204,7 +204,8 @@ function sqliteStore(options: {
   const oidc = sqliteOidcWrites({ raw, fallback: generic, timeoutMs, durable });
   return {
     ...generic,
-    // A transaction's store: the generic one, with a sign-in's writes on the raw connection.
+    // A transaction's store: the generic one, with a sign-in's writes and the audit rows on
+    // the raw connection.
     transaction: (work) =>
       generic.transaction((tx) =>
         work(
@@ -212,6 +213,7 @@ function sqliteStore(options: {
             completeFlow: signIn.inTransaction.completeFlow,
             insertSession: signIn.inTransaction.insertSession,
             replacePasswordHash: signIn.inTransaction.replacePasswordHash,
+            insertAuditRecords: audit.inTransaction.insertAuditRecords,
           }),
         ),
       ),
@@ -229,7 +231,7 @@ function sqliteStore(options: {
     hitRateLimit: unsynced.hitRateLimit,
     hitRateLimits: unsynced.hitRateLimits,
     insertFlow: unsynced.insertFlow,
-    insertAuditRecords: audit.insertAuditRecords,
+    insertAuditRecords: audit.batch.insertAuditRecords,
   };
 }
 

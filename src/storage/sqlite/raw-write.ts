@@ -38,3 +38,20 @@ export function rawWriter(
     });
   };
 }
+
+/**
+ * A write that joins the Kysely transaction holding the connection (a transaction store's
+ * override, open.ts): run directly on the raw connection, as part of that transaction, with
+ * no build or compile per call. Outside any transaction the statement would autocommit
+ * without waiting for its sync, so that is refused.
+ */
+export function inOpenTransaction<R>(raw: BetterSqlite3.Database, step: () => R): Promise<R> {
+  if (!raw.inTransaction) {
+    return Promise.reject(new Error('a transaction write ran outside its transaction'));
+  }
+  try {
+    return Promise.resolve(step());
+  } catch (error) {
+    return Promise.reject(translateSqliteError(error));
+  }
+}

@@ -1,8 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Store } from '../../domain/store.js';
 import { SESSION_COLUMNS, signInSql } from '../queries/sign-in-sql.js';
-import { translateSqliteError } from './errors.js';
 import { rawReader } from './raw-read.js';
+import { inOpenTransaction } from './raw-write.js';
 
 /** What a sign-in reads before its transaction. */
 export type SignInReads = Pick<Store, 'findFlow' | 'findIdentityByUsername' | 'findTotpFactor'>;
@@ -55,18 +55,7 @@ export function sqliteSignInStatements(
 
   const read = rawReader(raw, timeoutMs);
 
-  function write<R>(step: () => R): Promise<R> {
-    // Only ever inside the Kysely transaction that holds the connection: outside any
-    // transaction the statement would autocommit without waiting for its sync.
-    if (!raw.inTransaction) {
-      return Promise.reject(new Error('a sign-in write ran outside its transaction'));
-    }
-    try {
-      return Promise.resolve(step());
-    } catch (error) {
-      return Promise.reject(translateSqliteError(error));
-    }
-  }
+  const write = <R>(step: () => R) => inOpenTransaction(raw, step);
 
   return {
     reads: {
