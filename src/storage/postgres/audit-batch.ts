@@ -14,23 +14,34 @@ const COLUMN_TYPES = {
 } satisfies Record<keyof AuditRecord, string>;
 const COLUMNS = Object.keys(COLUMN_TYPES) as (keyof AuditRecord)[];
 
-const INSERT = `INSERT INTO audit_log (${COLUMNS.join(', ')}) SELECT * FROM unnest(${COLUMNS.map(
+/**
+ * Any number of rows, each column one array parameter. The columns are named, not `*`, so
+ * the Kysely dialect names this text too when a transaction runs it (statement-names.ts).
+ */
+export const AUDIT_INSERT = `INSERT INTO audit_log (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM unnest(${COLUMNS.map(
   (column, k) => `$${k + 1}::${COLUMN_TYPES[column]}[]`,
-).join(', ')}) ON CONFLICT (id) DO NOTHING`;
+).join(', ')}) AS rows (${COLUMNS.join(', ')}) ON CONFLICT (id) DO NOTHING`;
+
+/** AUDIT_INSERT's parameters: one array per column. */
+export const auditColumnArrays = (records: readonly AuditRecord[]) =>
+  COLUMNS.map((column) => records.map((record) => record[column]));
 
 /**
  * The buffered audit flush as one named prepared statement whatever the batch size: each
  * column travels as one array parameter, so PostgreSQL plans it once per connection and no
  * Kysely insert of a whole batch is built and compiled per flush. Idempotent by id, like
  * the Kysely insert (a retried batch is not written twice). Rows written inside a
- * mutation's transaction still go through that transaction's store.
+ * mutation's transaction run the same text on its connection (transaction-writes.ts).
  */
 export function postgresAuditBatch(pool: PostgresPool): Pick<Store, 'insertAuditRecords'> {
   return {
     async insertAuditRecords(records) {
       if (records.length === 0) return;
-      const values = COLUMNS.map((column) => records.map((record) => record[column]));
-      await pool.query({ name: 'tessera_audit_batch', text: INSERT, values });
+      await pool.query({
+        name: 'tessera_audit_batch',
+        text: AUDIT_INSERT,
+        values: auditColumnArrays(records),
+      });
     },
   };
 }

@@ -3,6 +3,7 @@ import { StorageUnavailable } from '../errors.js';
 import { migrations } from '../migrations.js';
 import type { Database } from '../schema.js';
 import { createStore, type Store, type StoreHandle } from '../store.js';
+import { postgresTransactionWrites } from './transaction-writes.js';
 import { postgresAuditBatch } from './audit-batch.js';
 import { leasedPostgresDialect } from './dialect.js';
 import { type Lease, type PoolOptions, PostgresPool } from './pool.js';
@@ -29,7 +30,7 @@ export function openPostgres(options: PostgresOptions): StoreHandle {
   }
 
   return {
-    ...postgresStore(createStore(db), pool),
+    ...postgresStore(createStore(db, postgresTransactionWrites), pool),
     dialect: 'postgres',
     migrate: () =>
       withLease(async (lease) => {
