@@ -5,6 +5,7 @@ import { generateSigningKey } from '../../src/adapters/oidc-signing-key.js';
 import { setIdentityState } from '../../src/domain/identities/identity-service.js';
 import { listOidcClients, revokeOidcClient } from '../../src/domain/oidc/client-service.js';
 import { SIGNING_KEY_RETENTION_MS } from '../../src/domain/oidc/lifetimes.js';
+import type { OidcAccessTokenRead } from '../../src/domain/oidc/oidc-store.js';
 import {
   KEY_ACTIVATION_DELAY_MS,
   KEY_REFRESH_MS,
@@ -15,6 +16,7 @@ import { sweep } from '../../src/domain/sweep.js';
 import { newId } from '../../src/lib/ids.js';
 import { hashToken, tokenShape } from '../../src/lib/tokens.js';
 import { describeEachDatabase } from '../helpers/databases.js';
+import { recordStoreCalls } from '../helpers/store-calls.js';
 import { addClient, addUser, PASSWORD, startOidcApp, type OidcApp } from './helpers.js';
 import { authorizeSignedIn, CookieJar } from './http-flow.js';
 import { jwtHeader, redeem, relyingParty } from './relying-party.js';
@@ -176,6 +178,32 @@ describeEachDatabase('OIDC provider', (kind) => {
     });
     const [row] = await t.deps.store.listAuditRecords(1, { actions: ['oidc_client_revoke'] });
     expect(JSON.parse(row!.details)).toMatchObject({ client_id: client.client_id });
+  });
+
+  it('userinfo reads the token, its grant, session and client in one statement; ending any of them still ends the token', async () => {
+    const { config } = await firstPartyClient('Reader');
+    const store = t.deps.store;
+    const calls = recordStoreCalls(store);
+    const ends: ((read: OidcAccessTokenRead) => Promise<unknown>)[] = [
+      (read) => store.destroyOidcModel('Grant', read.grant!.id),
+      (read) => store.destroyOidcModel('Session', read.session!.id),
+      // Revoked in the registry only (the CLI also deletes the client's tokens).
+      (read) => store.revokeOidcClient(read.client!.id, t.clock.now()),
+    ];
+    for (const end of ends) {
+      const tokens = await signInWith(config);
+      calls.reset();
+      const info = await rp.fetchUserInfo(config, tokens.access_token, identityId);
+      expect(info.sub).toBe(identityId);
+      expect(calls.count('findOidcAccessToken')).toBe(1);
+      expect(calls.count('findOidcModel', 'findOidcModelByUid', 'findOidcClient')).toBe(0);
+      const read = await store.findOidcAccessToken(tokens.access_token, t.clock.now());
+      expect(read).toMatchObject({ grant: {}, session: {}, client: { revoked_at: null } });
+      await end(read!);
+      await expect(rp.fetchUserInfo(config, tokens.access_token, identityId)).rejects.toMatchObject(
+        { status: 401 },
+      );
+    }
   });
 
   it("follows the browser's Tessera session: another user, or none, is not the old one", async () => {

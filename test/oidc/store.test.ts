@@ -124,3 +124,70 @@ describeEachDatabase('oidc store contract', (kind) => {
     expect((await store.listSigningKeys())[0]?.sealed_private_jwk).toBe('resealed');
   });
 });
+
+/** The userinfo read (one statement for the token and what the provider finds next). */
+describeEachDatabase('oidc store: an access token with its grant, session and client', (kind) => {
+  let store: StoreHandle;
+  beforeAll(async () => {
+    store = await createMigratedStore(kind);
+  });
+  afterAll(() => store?.close());
+
+  it('reads an access token with its grant, session and client, as the single reads answer them', async () => {
+    const client = {
+      id: `client-${(counter += 1)}`,
+      name: 'App',
+      secret_hash: 'digest',
+      token_endpoint_auth_method: 'client_secret_basic',
+      redirect_uris: '["https://app.test/cb"]',
+      post_logout_redirect_uris: '[]',
+      first_party: 1,
+      created_at: T0,
+      revoked_at: null,
+    };
+    await store.insertOidcClient(client);
+    const grant = model({ kind: 'Grant', client_id: client.id, expires_at: T0 + 30_000 });
+    const session = model({ kind: 'Session', uid: `uid-${counter}`, expires_at: T0 + 45_000 });
+    const token = model({
+      kind: 'AccessToken',
+      payload: JSON.stringify({ sessionUid: session.uid, grantId: grant.id }),
+      grant_id: grant.id,
+      client_id: client.id,
+    });
+    const lone = model({ kind: 'AccessToken', payload: '{}' });
+    for (const row of [grant, session, token, lone]) await store.upsertOidcModel(row);
+
+    const singleReads = async (reader: typeof store, now: number) => {
+      const found = await reader.findOidcModel('AccessToken', token.id, now);
+      if (!found) return undefined;
+      const [g, s, c] = await Promise.all([
+        reader.findOidcModel('Grant', grant.id, now),
+        reader.findOidcModelByUid('Session', session.uid!, now),
+        reader.findOidcClient(client.id),
+      ]);
+      return {
+        token: found,
+        ...(g ? { grant: g } : {}),
+        ...(s ? { session: s } : {}),
+        ...(c ? { client: c } : {}),
+      };
+    };
+    // Everything live; the grant expired; the session too; the token itself.
+    for (const now of [T0, T0 + 30_000, T0 + 45_000, T0 + 60_000]) {
+      const expected = await singleReads(store, now);
+      expect(await store.findOidcAccessToken(token.id, now)).toEqual(expected);
+      // Inside a transaction (SQLite's prepared reads give way to Kysely's; PostgreSQL's
+      // transaction store is Kysely's): the same answer.
+      expect(await store.transaction((tx) => tx.findOidcAccessToken(token.id, now))).toEqual(
+        expected,
+      );
+    }
+    expect(await store.findOidcAccessToken(token.id, T0)).toMatchObject({ grant, session, client });
+    // A revoked client is still read (the adapter refuses it); a token alone comes alone.
+    await store.revokeOidcClient(client.id, T0 + 1);
+    expect((await store.findOidcAccessToken(token.id, T0))?.client?.revoked_at).toBe(T0 + 1);
+    expect(await store.findOidcAccessToken(lone.id, T0)).toEqual({ token: lone });
+    expect(await store.findOidcAccessToken('missing', T0)).toBeUndefined();
+    expect(await store.findOidcAccessToken(grant.id, T0)).toBeUndefined();
+  });
+});

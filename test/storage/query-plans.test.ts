@@ -138,6 +138,7 @@ describe('SQLite prepared reads', () => {
       oidc.modelById,
       oidc.modelByUid,
       oidc.clientById,
+      oidc.accessToken,
     ];
     try {
       for (const text of texts) {

@@ -2,6 +2,13 @@ import type { OidcClientRecord } from './client.js';
 import type { OidcModelRecord } from './model.js';
 import type { SigningKeyRecord } from './signing-keys.js';
 
+export interface OidcAccessTokenRead {
+  token: OidcModelRecord;
+  grant?: OidcModelRecord;
+  session?: OidcModelRecord;
+  client?: OidcClientRecord;
+}
+
 /**
  * What the OpenID Connect provider persists: its models (sessions, grants, codes, tokens,
  * interactions...), the client registry and the signing keys. Every instance reads the
@@ -13,6 +20,14 @@ export interface OidcStore {
   /** The model, unless it expired before `now`. */
   findOidcModel(kind: string, id: string, now: number): Promise<OidcModelRecord | undefined>;
   findOidcModelByUid(kind: string, uid: string, now: number): Promise<OidcModelRecord | undefined>;
+  /**
+   * The access token `id` and, as of the same read, what the provider looks up next when a
+   * client presents it (userinfo, introspection): its grant (by `grant_id`), the provider
+   * session it is bound to (the payload's `sessionUid`) and its client (revoked or not).
+   * Each as `findOidcModel`/`findOidcModelByUid`/`findOidcClient` would answer it now:
+   * absent when it is gone or expired.
+   */
+  findOidcAccessToken(id: string, now: number): Promise<OidcAccessTokenRead | undefined>;
   findOidcModelByUserCode(
     kind: string,
     userCode: string,

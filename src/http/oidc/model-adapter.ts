@@ -1,4 +1,9 @@
-import { errors, type Adapter, type AdapterConstructor, type AdapterPayload } from 'oidc-provider';
+import Provider, {
+  errors,
+  type Adapter,
+  type AdapterConstructor,
+  type AdapterPayload,
+} from 'oidc-provider';
 import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { Store } from '../../domain/store.js';
@@ -56,6 +61,32 @@ export function clientMetadata(record: OidcClientRecord): AdapterPayload {
   };
 }
 
+type Prefetched = OidcModelRecord | OidcClientRecord;
+
+/**
+ * What a request's access-token read brought along (its grant, session and client: the
+ * provider's next three finds on userinfo and introspection), keyed by the request's Koa
+ * context, which oidc-provider keeps in its AsyncLocalStorage (`Provider.ctx`). Each entry
+ * is taken once; any write of the request drops them all, so a find after a change reads
+ * the database. Outside a request there is no context and nothing is kept.
+ */
+const prefetched = new WeakMap<object, Map<string, Prefetched>>();
+const requestContext = (): object | undefined =>
+  (Provider as unknown as { ctx?: object }).ctx ?? undefined;
+
+function take<R extends Prefetched>(key: string): R | undefined {
+  const ctx = requestContext();
+  const entries = ctx && prefetched.get(ctx);
+  const entry = entries?.get(key);
+  if (entry !== undefined) entries!.delete(key);
+  return entry as R | undefined;
+}
+
+function forgetPrefetched(): void {
+  const ctx = requestContext();
+  if (ctx) prefetched.delete(ctx);
+}
+
 /**
  * oidc-provider's storage adapter (one instance per model name) on Tessera's store, so every
  * instance over one database sees the same codes, tokens, sessions and grants. Rows expire
@@ -67,6 +98,7 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
 
     async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
       if (this.kind === 'Client') throw new Error('clients are registered with the CLI');
+      forgetPrefetched();
       const record: OidcModelRecord = {
         kind: this.kind,
         id,
@@ -83,14 +115,35 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
 
     async find(id: string): Promise<AdapterPayload | undefined> {
       if (this.kind === 'Client') {
-        const client = await store.findOidcClient(id);
+        const client = take<OidcClientRecord>(`Client ${id}`) ?? (await store.findOidcClient(id));
         return client && client.revoked_at === null ? clientMetadata(client) : undefined;
       }
-      return payloadOf(await store.findOidcModel(this.kind, id, clock.now()));
+      if (this.kind === 'AccessToken') return this.#findAccessToken(id);
+      return payloadOf(
+        take<OidcModelRecord>(`${this.kind} ${id}`) ??
+          (await store.findOidcModel(this.kind, id, clock.now())),
+      );
+    }
+
+    /** One read for the token and what the provider finds next (see `prefetched`). */
+    async #findAccessToken(id: string): Promise<AdapterPayload | undefined> {
+      const ctx = requestContext();
+      if (!ctx) return payloadOf(await store.findOidcModel(this.kind, id, clock.now()));
+      const read = await store.findOidcAccessToken(id, clock.now());
+      if (!read) return undefined;
+      const entries = new Map<string, Prefetched>();
+      if (read.grant) entries.set(`Grant ${read.grant.id}`, read.grant);
+      if (read.session) entries.set(`Session uid ${read.session.uid}`, read.session);
+      if (read.client) entries.set(`Client ${read.client.id}`, read.client);
+      prefetched.set(ctx, entries);
+      return payloadOf(read.token);
     }
 
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-      return payloadOf(await store.findOidcModelByUid(this.kind, uid, clock.now()));
+      return payloadOf(
+        take<OidcModelRecord>(`${this.kind} uid ${uid}`) ??
+          (await store.findOidcModelByUid(this.kind, uid, clock.now())),
+      );
     }
 
     async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
@@ -105,6 +158,7 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
      * OAuth error (`invalid_grant`), after ending the grant and every token of it.
      */
     async consume(id: string): Promise<void> {
+      forgetPrefetched();
       if (await store.consumeOidcModel(this.kind, id, clock.now())) return;
       const grantId = GRANTABLE.has(this.kind)
         ? (await store.findOidcModel(this.kind, id, clock.now()))?.grant_id
@@ -118,10 +172,12 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
     }
 
     async destroy(id: string): Promise<void> {
+      forgetPrefetched();
       await store.destroyOidcModel(this.kind, id);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
+      forgetPrefetched();
       await store.deleteOidcModelsByGrant(grantId);
     }
   };

@@ -1,8 +1,8 @@
 import type { OidcWrites } from '../store.js';
-import { modelValues, oidcSql } from '../queries/oidc.js';
+import { modelValues, oidcSql, postgresJsonField } from '../queries/oidc.js';
 import type { PostgresPool } from './pool.js';
 
-const SQL = oidcSql((n) => `$${n}`);
+const SQL = oidcSql((n) => `$${n}`, postgresJsonField);
 
 /**
  * The provider's writes on every token request (a code or refresh token spent, the tokens

@@ -106,6 +106,7 @@ function postgresStore(generic: Store, pool: PostgresPool): Store {
     findOidcModel: reads.findOidcModel,
     findOidcModelByUid: reads.findOidcModelByUid,
     findOidcClient: reads.findOidcClient,
+    findOidcAccessToken: reads.findOidcAccessToken,
     upsertOidcModel: oidc.upsertOidcModel,
     consumeOidcModel: oidc.consumeOidcModel,
     hitRateLimit: signIn.hitRateLimit,

@@ -3,7 +3,7 @@ import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { ServiceTokenRecord } from '../../domain/service-tokens/service-token.js';
 import type { PreparedReads } from '../store.js';
-import { oidcSql } from '../queries/oidc.js';
+import { accessTokenRead, oidcSql, postgresJsonField } from '../queries/oidc.js';
 import { type SessionCheckTuple, fromSessionCheckTuple, hotPathSql } from '../queries/sessions.js';
 import type { PostgresPool } from './pool.js';
 
@@ -18,7 +18,7 @@ import type { PostgresPool } from './pool.js';
  */
 export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
   const sql = hotPathSql('$1');
-  const oidc = oidcSql((n) => `$${n}`);
+  const oidc = oidcSql((n) => `$${n}`, postgresJsonField);
 
   async function first<Row extends object>(
     name: string,
@@ -54,6 +54,15 @@ export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
     },
     findOidcClient(id) {
       return first<OidcClientRecord>('tessera_oidc_client_by_id', oidc.clientById, [id]);
+    },
+    async findOidcAccessToken(id, now) {
+      const { rows } = await pool.query<unknown[]>({
+        name: 'tessera_oidc_access_token',
+        text: oidc.accessToken,
+        values: [now, now, id, now],
+        rowMode: 'array',
+      });
+      return rows[0] && accessTokenRead(rows[0]);
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
-import type { OidcStore } from '../../domain/oidc/oidc-store.js';
+import type { OidcAccessTokenRead, OidcStore } from '../../domain/oidc/oidc-store.js';
 import type { Database } from '../schema.js';
 import { columnsOf } from './columns.js';
 
@@ -33,16 +33,43 @@ const CLIENT_COLUMNS = columnsOf<OidcClientRecord>({
   revoked_at: true,
 });
 
+/** A JSON string field of a text column, in each dialect's words (for `oidcSql`). */
+export const sqliteJsonField = (column: string, field: string) =>
+  `json_extract(${column}, '$.${field}')`;
+export const postgresJsonField = (column: string, field: string) =>
+  `(${column}::jsonb ->> '${field}')`;
+
 /**
  * The provider's statements on every token request and userinfo call, as plain text for the
  * adapters' prepared statements (sqlite/ and postgres/ prepared-reads and oidc-writes):
  * building them with Kysely cost more than running them. They answer and change what the
  * Kysely versions below do; the store contract suite holds both.
  */
-export function oidcSql(placeholder: (n: number) => string) {
+export function oidcSql(
+  placeholder: (n: number) => string,
+  /** The dialect's text of a JSON string field of `column` (the payload). */
+  jsonField: (column: string, field: string) => string,
+) {
   const live = `SELECT ${MODEL_COLUMNS.join(', ')} FROM oidc_models WHERE kind = ${placeholder(1)}`;
   const updated = MODEL_COLUMNS.filter((column) => column !== 'kind' && column !== 'id');
+  const of = (table: string, columns: readonly string[]) =>
+    columns.map((column) => `${table}.${column}`);
   return {
+    /**
+     * Bound as (now, now, id, now); read as arrays, sliced by ACCESS_TOKEN_READ. One
+     * statement, so one snapshot: the token, then its grant, session and client, each
+     * NULLs when absent or expired (the conditions of modelById and modelByUid).
+     */
+    accessToken: `SELECT ${[
+      ...of('t', MODEL_COLUMNS),
+      ...of('g', MODEL_COLUMNS),
+      ...of('s', MODEL_COLUMNS),
+      ...of('c', CLIENT_COLUMNS),
+    ].join(', ')} FROM oidc_models t
+      LEFT JOIN oidc_models g ON g.kind = 'Grant' AND g.id = t.grant_id AND g.expires_at > ${placeholder(1)}
+      LEFT JOIN oidc_models s ON s.kind = 'Session' AND s.uid = ${jsonField('t.payload', 'sessionUid')} AND s.expires_at > ${placeholder(2)}
+      LEFT JOIN oidc_clients c ON c.id = t.client_id
+      WHERE t.kind = 'AccessToken' AND t.id = ${placeholder(3)} AND t.expires_at > ${placeholder(4)}`,
     /** Bound as (kind, id, now). */
     modelById: `${live} AND id = ${placeholder(2)} AND expires_at > ${placeholder(3)}`,
     /** Bound as (kind, uid, now): the provider's session, which every token bound to it checks. */
@@ -53,6 +80,33 @@ export function oidcSql(placeholder: (n: number) => string) {
     /** Bound as (at, kind, id): only the first caller changes the row. */
     consumeModel: `UPDATE oidc_models SET consumed_at = ${placeholder(1)} WHERE kind = ${placeholder(2)} AND id = ${placeholder(3)} AND consumed_at IS NULL`,
   };
+}
+
+/** Splits a row of `accessToken` (read as an array) into its records. */
+export function accessTokenRead(row: readonly unknown[]): OidcAccessTokenRead {
+  const model = (from: number) => recordOf<OidcModelRecord>(MODEL_COLUMNS, row, from);
+  const token = model(0)!;
+  const grant = model(MODEL_COLUMNS.length);
+  const session = model(2 * MODEL_COLUMNS.length);
+  const client = recordOf<OidcClientRecord>(CLIENT_COLUMNS, row, 3 * MODEL_COLUMNS.length);
+  return {
+    token,
+    ...(grant ? { grant } : {}),
+    ...(session ? { session } : {}),
+    ...(client ? { client } : {}),
+  };
+}
+
+/** The record whose columns start at `from`, or undefined when the join found none (NULL id). */
+function recordOf<R>(
+  columns: readonly string[],
+  row: readonly unknown[],
+  from: number,
+): R | undefined {
+  if (row[from + columns.indexOf('id')] === null) return undefined;
+  const record: Record<string, unknown> = {};
+  columns.forEach((column, i) => (record[column] = row[from + i]));
+  return record as R;
 }
 
 /** An OIDC model row's values in the order `upsertModel` binds them. */
@@ -88,6 +142,32 @@ export function oidcQueries(db: Kysely<Database>): OidcStore {
     },
     findOidcModelByUid(kind, uid, now) {
       return live(kind, now).where('uid', '=', uid).executeTakeFirst();
+    },
+    async findOidcAccessToken(id, now) {
+      const token = await live('AccessToken', now).where('id', '=', id).executeTakeFirst();
+      if (!token) return undefined;
+      const sessionUid = (JSON.parse(token.payload) as { sessionUid?: unknown }).sessionUid;
+      const [grant, session, client] = await Promise.all([
+        token.grant_id === null
+          ? undefined
+          : live('Grant', now).where('id', '=', token.grant_id).executeTakeFirst(),
+        typeof sessionUid === 'string'
+          ? live('Session', now).where('uid', '=', sessionUid).executeTakeFirst()
+          : undefined,
+        token.client_id === null
+          ? undefined
+          : db
+              .selectFrom('oidc_clients')
+              .select(CLIENT_COLUMNS)
+              .where('id', '=', token.client_id)
+              .executeTakeFirst(),
+      ]);
+      return {
+        token,
+        ...(grant ? { grant } : {}),
+        ...(session ? { session } : {}),
+        ...(client ? { client } : {}),
+      };
     },
     findOidcModelByUserCode(kind, userCode, now) {
       return live(kind, now).where('user_code', '=', userCode).executeTakeFirst();

@@ -1,10 +1,10 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { OidcWrites } from '../store.js';
 import type { RawStatementOptions } from './raw-write.js';
-import { modelValues, oidcSql } from '../queries/oidc.js';
+import { modelValues, oidcSql, sqliteJsonField } from '../queries/oidc.js';
 import { rawWriter } from './raw-write.js';
 
-const SQL = oidcSql(() => '?');
+const SQL = oidcSql(() => '?', sqliteJsonField);
 
 /**
  * The provider's writes on every token request (a code or refresh token spent, the tokens

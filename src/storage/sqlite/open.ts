@@ -226,6 +226,7 @@ function sqliteStore(options: {
     findOidcModel: reads.findOidcModel,
     findOidcModelByUid: reads.findOidcModelByUid,
     findOidcClient: reads.findOidcClient,
+    findOidcAccessToken: reads.findOidcAccessToken,
     upsertOidcModel: oidc.upsertOidcModel,
     consumeOidcModel: oidc.consumeOidcModel,
     hitRateLimit: unsynced.hitRateLimit,

@@ -7,7 +7,7 @@ import type { SessionWithIdentity } from '../../domain/sessions/session-store.js
 import type { Store } from '../../domain/store.js';
 import type { PreparedReads } from '../store.js';
 import { type SessionCheckTuple, fromSessionCheckTuple, hotPathSql } from '../queries/sessions.js';
-import { oidcSql } from '../queries/oidc.js';
+import { accessTokenRead, oidcSql, sqliteJsonField } from '../queries/oidc.js';
 import { rawReader } from './raw-read.js';
 
 interface Statements {
@@ -17,6 +17,7 @@ interface Statements {
   oidcModel: BetterSqlite3.Statement<[string, string, number], OidcModelRecord>;
   oidcModelByUid: BetterSqlite3.Statement<[string, string, number], OidcModelRecord>;
   oidcClient: BetterSqlite3.Statement<[string], OidcClientRecord>;
+  oidcAccessToken: BetterSqlite3.Statement<[number, number, string, number], unknown[]>;
 }
 
 /**
@@ -29,7 +30,7 @@ interface Statements {
  * could change (test/storage/query-plans.test.ts).
  */
 export function sqliteReadSql() {
-  return { sql: hotPathSql('+?'), oidc: oidcSql(() => '+?') };
+  return { sql: hotPathSql('+?'), oidc: oidcSql(() => '+?', sqliteJsonField) };
 }
 
 /**
@@ -62,6 +63,9 @@ export function sqlitePreparedReads(
       oidcModel: raw.prepare(oidc.modelById),
       oidcModelByUid: raw.prepare(oidc.modelByUid),
       oidcClient: raw.prepare(oidc.clientById),
+      oidcAccessToken: raw
+        .prepare<[number, number, string, number], unknown[]>(oidc.accessToken)
+        .raw(),
     });
 
   /**
@@ -97,6 +101,13 @@ export function sqlitePreparedReads(
     findOidcClient: read(
       (id: string) => statements().oidcClient.get(id),
       (id) => fallback.findOidcClient(id),
+    ),
+    findOidcAccessToken: read(
+      (id: string, now: number) => {
+        const row = statements().oidcAccessToken.get(now, now, id, now);
+        return row && accessTokenRead(row);
+      },
+      (id, now) => fallback.findOidcAccessToken(id, now),
     ),
   };
 }
