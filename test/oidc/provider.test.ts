@@ -180,7 +180,7 @@ describeEachDatabase('OIDC provider', (kind) => {
     expect(JSON.parse(row!.details)).toMatchObject({ client_id: client.client_id });
   });
 
-  it('userinfo reads the token, its grant, session and client in one statement; ending any of them still ends the token', async () => {
+  it('userinfo reads the token, its grant, session, client and identity in one statement; ending any of them still ends the token', async () => {
     const { config } = await firstPartyClient('Reader');
     const store = t.deps.store;
     const calls = recordStoreCalls(store);
@@ -196,9 +196,16 @@ describeEachDatabase('OIDC provider', (kind) => {
       const info = await rp.fetchUserInfo(config, tokens.access_token, identityId);
       expect(info.sub).toBe(identityId);
       expect(calls.count('findOidcAccessToken')).toBe(1);
-      expect(calls.count('findOidcModel', 'findOidcModelByUid', 'findOidcClient')).toBe(0);
+      expect(
+        calls.count('findOidcModel', 'findOidcModelByUid', 'findOidcClient', 'findIdentityById'),
+      ).toBe(0);
       const read = await store.findOidcAccessToken(tokens.access_token, t.clock.now());
-      expect(read).toMatchObject({ grant: {}, session: {}, client: { revoked_at: null } });
+      expect(read).toMatchObject({
+        grant: {},
+        session: {},
+        client: { revoked_at: null },
+        account: { id: identityId, state: 'active' },
+      });
       await end(read!);
       await expect(rp.fetchUserInfo(config, tokens.access_token, identityId)).rejects.toMatchObject(
         { status: 401 },

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { OidcModelRecord } from '../../src/domain/oidc/model.js';
 import type { StoreHandle } from '../../src/storage/store.js';
 import { createMigratedStore, describeEachDatabase } from '../helpers/databases.js';
-import { T0 } from '../helpers/records.js';
+import { identityRow, T0 } from '../helpers/records.js';
 
 let counter = 0;
 function model(overrides: Partial<OidcModelRecord> = {}): OidcModelRecord {
@@ -138,7 +138,7 @@ describeEachDatabase('oidc store: an access token with its grant, session and cl
       id: `client-${(counter += 1)}`,
       name: 'App',
       secret_hash: 'digest',
-      token_endpoint_auth_method: 'client_secret_basic',
+      token_endpoint_auth_method: 'client_secret_basic' as const,
       redirect_uris: '["https://app.test/cb"]',
       post_logout_redirect_uris: '[]',
       first_party: 1,
@@ -148,9 +148,15 @@ describeEachDatabase('oidc store: an access token with its grant, session and cl
     await store.insertOidcClient(client);
     const grant = model({ kind: 'Grant', client_id: client.id, expires_at: T0 + 30_000 });
     const session = model({ kind: 'Session', uid: `uid-${counter}`, expires_at: T0 + 45_000 });
+    const identity = identityRow();
+    await store.insertIdentity(identity);
     const token = model({
       kind: 'AccessToken',
-      payload: JSON.stringify({ sessionUid: session.uid, grantId: grant.id }),
+      payload: JSON.stringify({
+        sessionUid: session.uid,
+        grantId: grant.id,
+        accountId: identity.id,
+      }),
       grant_id: grant.id,
       client_id: client.id,
     });
@@ -160,16 +166,18 @@ describeEachDatabase('oidc store: an access token with its grant, session and cl
     const singleReads = async (reader: typeof store, now: number) => {
       const found = await reader.findOidcModel('AccessToken', token.id, now);
       if (!found) return undefined;
-      const [g, s, c] = await Promise.all([
+      const [g, s, c, a] = await Promise.all([
         reader.findOidcModel('Grant', grant.id, now),
         reader.findOidcModelByUid('Session', session.uid!, now),
         reader.findOidcClient(client.id),
+        reader.findIdentityById(identity.id),
       ]);
       return {
         token: found,
         ...(g ? { grant: g } : {}),
         ...(s ? { session: s } : {}),
         ...(c ? { client: c } : {}),
+        ...(a ? { account: a } : {}),
       };
     };
     // Everything live; the grant expired; the session too; the token itself.
@@ -182,7 +190,12 @@ describeEachDatabase('oidc store: an access token with its grant, session and cl
         expected,
       );
     }
-    expect(await store.findOidcAccessToken(token.id, T0)).toMatchObject({ grant, session, client });
+    expect(await store.findOidcAccessToken(token.id, T0)).toMatchObject({
+      grant,
+      session,
+      client,
+      account: { id: identity.id, username: identity.username },
+    });
     // A revoked client is still read (the adapter refuses it); a token alone comes alone.
     await store.revokeOidcClient(client.id, T0 + 1);
     expect((await store.findOidcAccessToken(token.id, T0))?.client?.revoked_at).toBe(T0 + 1);

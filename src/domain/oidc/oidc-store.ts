@@ -1,3 +1,4 @@
+import type { IdentityRecord } from '../identities/identity.js';
 import type { OidcClientRecord } from './client.js';
 import type { OidcModelRecord } from './model.js';
 import type { SigningKeyRecord } from './signing-keys.js';
@@ -7,6 +8,8 @@ export interface OidcAccessTokenRead {
   grant?: OidcModelRecord;
   session?: OidcModelRecord;
   client?: OidcClientRecord;
+  /** The identity the token was issued to (the payload's `accountId`), whatever its state. */
+  account?: IdentityRecord;
 }
 
 /**
@@ -23,9 +26,10 @@ export interface OidcStore {
   /**
    * The access token `id` and, as of the same read, what the provider looks up next when a
    * client presents it (userinfo, introspection): its grant (by `grant_id`), the provider
-   * session it is bound to (the payload's `sessionUid`) and its client (revoked or not).
-   * Each as `findOidcModel`/`findOidcModelByUid`/`findOidcClient` would answer it now:
-   * absent when it is gone or expired.
+   * session it is bound to (the payload's `sessionUid`), its client (revoked or not) and
+   * the identity it was issued to. Each as `findOidcModel`/`findOidcModelByUid`/
+   * `findOidcClient`/`findIdentityById` would answer it now: absent when it is gone or
+   * expired.
    */
   findOidcAccessToken(id: string, now: number): Promise<OidcAccessTokenRead | undefined>;
   findOidcModelByUserCode(

@@ -4,6 +4,7 @@ import Provider, {
   type AdapterConstructor,
   type AdapterPayload,
 } from 'oidc-provider';
+import type { IdentityRecord } from '../../domain/identities/identity.js';
 import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { Store } from '../../domain/store.js';
@@ -61,11 +62,11 @@ export function clientMetadata(record: OidcClientRecord): AdapterPayload {
   };
 }
 
-type Prefetched = OidcModelRecord | OidcClientRecord;
+type Prefetched = OidcModelRecord | OidcClientRecord | IdentityRecord;
 
 /**
- * What a request's access-token read brought along (its grant, session and client: the
- * provider's next three finds on userinfo and introspection), keyed by the request's Koa
+ * What a request's access-token read brought along (its grant, session, client and
+ * identity: the provider's next finds on userinfo and introspection), keyed by the request's Koa
  * context, which oidc-provider keeps in its AsyncLocalStorage (`Provider.ctx`). Each entry
  * is taken once; any write of the request drops them all, so a find after a change reads
  * the database. Outside a request there is no context and nothing is kept.
@@ -81,6 +82,9 @@ function take<R extends Prefetched>(key: string): R | undefined {
   if (entry !== undefined) entries!.delete(key);
   return entry as R | undefined;
 }
+
+/** The identity an access token read of this request brought along (`findAccount`). */
+export const prefetchedIdentity = (id: string) => take<IdentityRecord>(`Identity ${id}`);
 
 function forgetPrefetched(): void {
   const ctx = requestContext();
@@ -135,6 +139,7 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
       if (read.grant) entries.set(`Grant ${read.grant.id}`, read.grant);
       if (read.session) entries.set(`Session uid ${read.session.uid}`, read.session);
       if (read.client) entries.set(`Client ${read.client.id}`, read.client);
+      if (read.account) entries.set(`Identity ${read.account.id}`, read.account);
       prefetched.set(ctx, entries);
       return payloadOf(read.token);
     }

@@ -11,7 +11,7 @@ import { verifySession } from '../../domain/sessions/session-service.js';
 import type { Session } from '../../domain/sessions/session.js';
 import { SESSION_COOKIE } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
-import { FIRST_PARTY, storeAdapter } from './model-adapter.js';
+import { FIRST_PARTY, prefetchedIdentity, storeAdapter } from './model-adapter.js';
 import { logoutPage, pageHeaders, problemPage, signedOutPage } from './pages.js';
 
 /** The browser's Tessera session, or null when it has none that is valid now. */
@@ -102,7 +102,7 @@ export function createProvider(
       },
     },
     async findAccount(_ctx, sub) {
-      const identity = await deps.store.findIdentityById(sub);
+      const identity = prefetchedIdentity(sub) ?? (await deps.store.findIdentityById(sub));
       if (!identity || identity.state !== 'active') return undefined;
       return {
         accountId: identity.id,

@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
+import type { IdentityRecord } from '../../domain/identities/identity.js';
 import type { OidcClientRecord } from '../../domain/oidc/client.js';
+import { IDENTITY_COLUMNS } from './sessions.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { OidcAccessTokenRead, OidcStore } from '../../domain/oidc/oidc-store.js';
 import type { Database } from '../schema.js';
@@ -57,7 +59,7 @@ export function oidcSql(
   return {
     /**
      * Bound as (now, now, id, now); read as arrays, sliced by ACCESS_TOKEN_READ. One
-     * statement, so one snapshot: the token, then its grant, session and client, each
+     * statement, so one snapshot: the token, then its grant, session, client and identity, each
      * NULLs when absent or expired (the conditions of modelById and modelByUid).
      */
     accessToken: `SELECT ${[
@@ -65,10 +67,12 @@ export function oidcSql(
       ...of('g', MODEL_COLUMNS),
       ...of('s', MODEL_COLUMNS),
       ...of('c', CLIENT_COLUMNS),
+      ...of('i', IDENTITY_COLUMNS),
     ].join(', ')} FROM oidc_models t
       LEFT JOIN oidc_models g ON g.kind = 'Grant' AND g.id = t.grant_id AND g.expires_at > ${placeholder(1)}
       LEFT JOIN oidc_models s ON s.kind = 'Session' AND s.uid = ${jsonField('t.payload', 'sessionUid')} AND s.expires_at > ${placeholder(2)}
       LEFT JOIN oidc_clients c ON c.id = t.client_id
+      LEFT JOIN identities i ON i.id = ${jsonField('t.payload', 'accountId')}
       WHERE t.kind = 'AccessToken' AND t.id = ${placeholder(3)} AND t.expires_at > ${placeholder(4)}`,
     /** Bound as (kind, id, now). */
     modelById: `${live} AND id = ${placeholder(2)} AND expires_at > ${placeholder(3)}`,
@@ -88,12 +92,19 @@ export function accessTokenRead(row: readonly unknown[]): OidcAccessTokenRead {
   const token = model(0)!;
   const grant = model(MODEL_COLUMNS.length);
   const session = model(2 * MODEL_COLUMNS.length);
-  const client = recordOf<OidcClientRecord>(CLIENT_COLUMNS, row, 3 * MODEL_COLUMNS.length);
+  const clientFrom = 3 * MODEL_COLUMNS.length;
+  const client = recordOf<OidcClientRecord>(CLIENT_COLUMNS, row, clientFrom);
+  const account = recordOf<IdentityRecord>(
+    IDENTITY_COLUMNS,
+    row,
+    clientFrom + CLIENT_COLUMNS.length,
+  );
   return {
     token,
     ...(grant ? { grant } : {}),
     ...(session ? { session } : {}),
     ...(client ? { client } : {}),
+    ...(account ? { account } : {}),
   };
 }
 
@@ -146,8 +157,11 @@ export function oidcQueries(db: Kysely<Database>): OidcStore {
     async findOidcAccessToken(id, now) {
       const token = await live('AccessToken', now).where('id', '=', id).executeTakeFirst();
       if (!token) return undefined;
-      const sessionUid = (JSON.parse(token.payload) as { sessionUid?: unknown }).sessionUid;
-      const [grant, session, client] = await Promise.all([
+      const { sessionUid, accountId } = JSON.parse(token.payload) as {
+        sessionUid?: unknown;
+        accountId?: unknown;
+      };
+      const [grant, session, client, account] = await Promise.all([
         token.grant_id === null
           ? undefined
           : live('Grant', now).where('id', '=', token.grant_id).executeTakeFirst(),
@@ -161,12 +175,20 @@ export function oidcQueries(db: Kysely<Database>): OidcStore {
               .select(CLIENT_COLUMNS)
               .where('id', '=', token.client_id)
               .executeTakeFirst(),
+        typeof accountId === 'string'
+          ? db
+              .selectFrom('identities')
+              .select(IDENTITY_COLUMNS)
+              .where('id', '=', accountId)
+              .executeTakeFirst()
+          : undefined,
       ]);
       return {
         token,
         ...(grant ? { grant } : {}),
         ...(session ? { session } : {}),
         ...(client ? { client } : {}),
+        ...(account ? { account } : {}),
       };
     },
     findOidcModelByUserCode(kind, userCode, now) {
