@@ -97,6 +97,22 @@ function plan(scenario: ScenarioName, data: LoadData): Plan & { measured: () => 
   // Marks which step of a sequence the next 'response' event belongs to.
   let lastStepMeasured = true;
   const measured = () => lastStepMeasured;
+  /** One POST with the service token and a JSON body made per request, answered 200. */
+  const bearerPost = (path: string, body: () => unknown) => ({
+    expected: 200,
+    measured,
+    requests: [
+      {
+        method: 'POST' as const,
+        path,
+        setupRequest: (request: RequestStep) => ({
+          ...request,
+          headers: { authorization: bearer, 'content-type': 'application/json' },
+          body: JSON.stringify(body()),
+        }),
+      },
+    ],
+  });
   switch (scenario) {
     case 'whoami': {
       const token = rotate(data.tokens);
@@ -117,21 +133,7 @@ function plan(scenario: ScenarioName, data: LoadData): Plan & { measured: () => 
     }
     case 'verify': {
       const token = rotate(data.tokens);
-      return {
-        expected: 200,
-        measured,
-        requests: [
-          {
-            method: 'POST',
-            path: '/v1/sessions/verify',
-            setupRequest: (request) => ({
-              ...request,
-              headers: { authorization: bearer, 'content-type': 'application/json' },
-              body: JSON.stringify({ token: token() }),
-            }),
-          },
-        ],
-      };
+      return bearerPost('/v1/sessions/verify', () => ({ token: token() }));
     }
     case 'identity': {
       const id = rotate(data.identityIds);
@@ -152,28 +154,14 @@ function plan(scenario: ScenarioName, data: LoadData): Plan & { measured: () => 
     }
     case 'link': {
       const subject = rotate(data.linkSubjects);
-      return {
-        expected: 200,
-        measured,
-        requests: [
-          {
-            method: 'POST',
-            path: '/v1/authenticate/link',
-            setupRequest: (request) => {
-              const next = subject();
-              return {
-                ...request,
-                headers: { authorization: bearer, 'content-type': 'application/json' },
-                body: JSON.stringify({
-                  provider: 'bench',
-                  subject: next.subject,
-                  seed: { username: next.username, display_name: next.username },
-                }),
-              };
-            },
-          },
-        ],
-      };
+      return bearerPost('/v1/authenticate/link', () => {
+        const next = subject();
+        return {
+          provider: 'bench',
+          subject: next.subject,
+          seed: { username: next.username, display_name: next.username },
+        };
+      });
     }
     case 'login': {
       const user = rotate(data.usernames);
@@ -218,21 +206,10 @@ function plan(scenario: ScenarioName, data: LoadData): Plan & { measured: () => 
     }
     case 'password': {
       const user = rotate(data.usernames);
-      return {
-        expected: 200,
-        measured,
-        requests: [
-          {
-            method: 'POST',
-            path: '/v1/authenticate/password',
-            setupRequest: (request) => ({
-              ...request,
-              headers: { authorization: bearer, 'content-type': 'application/json' },
-              body: JSON.stringify({ username: user(), password: data.password }),
-            }),
-          },
-        ],
-      };
+      return bearerPost('/v1/authenticate/password', () => ({
+        username: user(),
+        password: data.password,
+      }));
     }
     case 'oidc-code':
     case 'oidc-refresh': {

@@ -99,13 +99,20 @@ export function accessTokenRead(row: readonly unknown[]): OidcAccessTokenRead {
     row,
     clientFrom + CLIENT_COLUMNS.length,
   );
-  return {
-    token,
-    ...(grant ? { grant } : {}),
-    ...(session ? { session } : {}),
-    ...(client ? { client } : {}),
-    ...(account ? { account } : {}),
-  };
+  return found({ token, grant, session, client, account });
+}
+
+/** The read without the parts that were not found. */
+function found(parts: {
+  token: OidcModelRecord;
+  grant: OidcModelRecord | undefined;
+  session: OidcModelRecord | undefined;
+  client: OidcClientRecord | undefined;
+  account: IdentityRecord | undefined;
+}): OidcAccessTokenRead {
+  return Object.fromEntries(
+    Object.entries(parts).filter(([, value]) => value !== undefined),
+  ) as unknown as OidcAccessTokenRead;
 }
 
 /** The record whose columns start at `from`, or undefined when the join found none (NULL id). */
@@ -183,13 +190,7 @@ export function oidcQueries(db: Kysely<Database>): OidcStore {
               .executeTakeFirst()
           : undefined,
       ]);
-      return {
-        token,
-        ...(grant ? { grant } : {}),
-        ...(session ? { session } : {}),
-        ...(client ? { client } : {}),
-        ...(account ? { account } : {}),
-      };
+      return found({ token, grant, session, client, account });
     },
     findOidcModelByUserCode(kind, userCode, now) {
       return live(kind, now).where('user_code', '=', userCode).executeTakeFirst();
