@@ -58,9 +58,9 @@ export function oidcSql(
     columns.map((column) => `${table}.${column}`);
   return {
     /**
-     * Bound as (now, now, id, now); read as arrays, sliced by ACCESS_TOKEN_READ. One
-     * statement, so one snapshot: the token, then its grant, session, client and identity, each
-     * NULLs when absent or expired (the conditions of modelById and modelByUid).
+     * Bound as (now, now, id, now); read as arrays, split by `accessTokenRead`. One
+     * statement, so one snapshot: the token, then its grant, session, client and identity,
+     * each NULLs when absent or expired (the conditions of modelById and modelByUid).
      */
     accessToken: `SELECT ${[
       ...of('t', MODEL_COLUMNS),
