@@ -51,7 +51,7 @@ export interface StoreHandle extends Store {
 
 /**
  * Writes a dialect runs itself on a transaction's connection, replacing the Kysely queries
- * of the transaction's store (postgres/transaction-writes.ts).
+ * of the transaction's store (sqlite/open.ts, postgres/transaction-writes.ts).
  */
 export type TransactionWrites = (tx: Kysely<Database>) => Partial<Store>;
 

@@ -81,9 +81,8 @@ export function openSqlite(options: SqliteOptions): StoreHandle {
   const db = new Kysely<Database>({
     dialect: sqliteDialect({ raw, prepare, timeoutMs, durable }),
   });
-  const generic = createStore(db);
   return {
-    ...sqliteStore({ raw, generic, timeoutMs, durable }),
+    ...sqliteStore({ raw, db, timeoutMs, durable }),
     dialect: 'sqlite',
     migrate: async () => {
       const applied = await whenNotBusy(() => migrateSqlite(raw), timeoutMs).catch(
@@ -192,31 +191,27 @@ function assertWritable(files: string[]): void {
  */
 function sqliteStore(options: {
   raw: BetterSqlite3.Database;
-  generic: Store;
+  db: Kysely<Database>;
   timeoutMs: number;
   durable: (() => Promise<void>) | undefined;
 }): Store {
-  const { raw, generic, timeoutMs, durable } = options;
+  const { raw, db, timeoutMs, durable } = options;
+  // A transaction's store is the generic one with a sign-in's writes and the audit rows on
+  // the raw connection (`transactionWrites`, below: read once a transaction opens).
+  const generic = createStore(db, () => transactionWrites);
   const reads = sqlitePreparedReads(raw, generic, timeoutMs);
   const unsynced = sqliteUnsyncedWrites({ raw, fallback: generic, timeoutMs });
   const audit = sqliteAuditBatch({ raw, fallback: generic, timeoutMs });
   const signIn = sqliteSignInStatements(raw, generic, timeoutMs);
   const oidc = sqliteOidcWrites({ raw, fallback: generic, timeoutMs, durable });
+  const transactionWrites: Partial<Store> = {
+    completeFlow: signIn.inTransaction.completeFlow,
+    insertSession: signIn.inTransaction.insertSession,
+    replacePasswordHash: signIn.inTransaction.replacePasswordHash,
+    insertAuditRecords: audit.inTransaction.insertAuditRecords,
+  };
   return {
     ...generic,
-    // A transaction's store: the generic one, with a sign-in's writes and the audit rows on
-    // the raw connection.
-    transaction: (work) =>
-      generic.transaction((tx) =>
-        work(
-          Object.assign(tx, {
-            completeFlow: signIn.inTransaction.completeFlow,
-            insertSession: signIn.inTransaction.insertSession,
-            replacePasswordHash: signIn.inTransaction.replacePasswordHash,
-            insertAuditRecords: audit.inTransaction.insertAuditRecords,
-          }),
-        ),
-      ),
     findFlow: signIn.reads.findFlow,
     findIdentityByUsername: signIn.reads.findIdentityByUsername,
     findTotpFactor: signIn.reads.findTotpFactor,
