@@ -1,10 +1,12 @@
 /**
- * In-process cost probe: the real app on a fresh SQLite file, driven with `app.inject` (no
+ * In-process cost probe: the real app on a fresh SQLite file (or, with `--db postgres`, a
+ * fresh PostgreSQL database beside SERVICE_BENCH_DATABASE_URL's), driven with `app.inject` (no
  * sockets, no load generator), reporting main-thread CPU per request as the median of
  * 1,000-request batches. Request kinds alternate batch by batch, so a noisy neighbour slows
  * all of them alike; on a VM with CPU steal this separates a few microseconds where the
  * load bench cannot. It sizes parts of a request by switching them off (`--without`), and
- * `--sql` adds the time spent in each SQL statement.
+ * `--sql` adds the time spent in each SQL statement (on PostgreSQL, from sending it to its
+ * answer: the round trip, the server's work included).
  *
  * Login runs with a verifier that accepts at once: it measures everything but argon2.
  * The figures include light-my-request's own overhead, so compare them with each other,
@@ -16,13 +18,15 @@
  * output, so pipe the probe through `grep cpuMicrosPerRequest` for the figures.
  *
  * Usage: npm run bench:probe -- [--only whoami,verify,login,link,password,revoke]
- *          [--batches 30] [--without audit,service-token] [--sql] [--access-log]
+ *          [--db sqlite|postgres] [--batches 30] [--without audit,service-token] [--sql]
+ *          [--access-log]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -30,7 +34,7 @@ import type { PasswordHasher } from '../src/domain/passwords/password-hasher.js'
 import { createServiceToken } from '../src/domain/service-tokens/service-token-service.js';
 import { hashToken } from '../src/lib/tokens.js';
 import { BENCH_PASSWORD, sessionToken, username } from './lib/data.js';
-import { SMALL_SHAPE, serviceEnv } from './lib/databases.js';
+import { SMALL_SHAPE, freshPostgresDatabase, serviceEnv } from './lib/databases.js';
 import { seedDatabase } from './lib/seed.js';
 
 const BATCH = 1_000;
@@ -46,6 +50,7 @@ const { values } = parseArgs({
     batches: { type: 'string', default: '30' },
     without: { type: 'string', default: '' },
     sql: { type: 'boolean', default: false },
+    db: { type: 'string', default: 'sqlite' },
     'access-log': { type: 'boolean', default: false },
   },
 });
@@ -58,10 +63,18 @@ const without = new Set(values.without.split(',').filter(Boolean));
 const revokedSessions = kinds.includes('revoke') ? batches * BATCH : 0;
 
 const sqlTime = new Map<string, { calls: number; ns: number }>();
-if (values.sql) timeEveryStatement();
+if (values.sql) {
+  if (values.db === 'postgres') timeEveryPostgresQuery();
+  else timeEveryStatement();
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'tessera-probe-'));
-const file = join(dir, 'probe.db');
+const { url, drop } =
+  values.db === 'postgres'
+    ? await freshPostgresDatabase(
+        process.env.SERVICE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+      )
+    : { url: join(dir, 'probe.db'), drop: async () => undefined };
 const acceptAll: PasswordHasher = {
   hash: async () => 'not-a-hash',
   verify: async () => true,
@@ -74,11 +87,11 @@ const acceptAll: PasswordHasher = {
 const accessLog = values['access-log']
   ? { SERVICE_ACCESS_LOG: 'on', SERVICE_LOG_LEVEL: 'info' }
   : {};
-const config = loadConfig({ ...serviceEnv(file, dir), ...accessLog });
+const config = loadConfig({ ...serviceEnv(url, dir), ...accessLog });
 const { app, deps, close } = await buildApp(config, { hasher: acceptAll });
 try {
   await deps.store.migrate();
-  await seedDatabase(file, {
+  await seedDatabase(url, {
     ...SMALL_SHAPE,
     sessions: SMALL_SHAPE.sessions + revokedSessions,
   });
@@ -203,6 +216,7 @@ try {
   if (values.sql) printSqlTime((batches - DISCARDED_BATCHES) * BATCH * kinds.length);
 } finally {
   await close();
+  await drop();
   rmSync(dir, { recursive: true, force: true });
 }
 
@@ -240,6 +254,35 @@ function timeEveryStatement(): void {
       };
     }
     return statement;
+  };
+}
+
+/** Wraps pg's Client.query so every statement adds the time to its answer under its SQL. */
+function timeEveryPostgresQuery(): void {
+  const proto = pg.Client.prototype as unknown as {
+    query(this: pg.Client, query: unknown, ...rest: unknown[]): unknown;
+  };
+  const query = proto.query;
+  proto.query = function (first, ...rest) {
+    const sql = typeof first === 'string' ? first : (first as { text: string }).text;
+    const started = process.hrtime.bigint();
+    const add = () => {
+      const entry = sqlTime.get(sql) ?? { calls: 0, ns: 0 };
+      entry.calls += 1;
+      entry.ns += Number(process.hrtime.bigint() - started);
+      sqlTime.set(sql, entry);
+    };
+    // The store passes a callback (postgres/pool.ts); other callers get a promise.
+    const callback = rest.at(-1);
+    if (typeof callback === 'function') {
+      rest[rest.length - 1] = (...answer: unknown[]) => {
+        add();
+        return (callback as (...args: unknown[]) => unknown)(...answer);
+      };
+    }
+    const result = query.call(this, first, ...rest);
+    if (result instanceof Promise) void result.then(add, add);
+    return result;
   };
 }
 

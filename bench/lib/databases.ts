@@ -108,6 +108,18 @@ function loadData(shape: SeedShape, serviceToken: string): LoadData {
   };
 }
 
+/** A new, empty PostgreSQL database beside `adminUrl`'s, and how to drop it. */
+export async function freshPostgresDatabase(
+  adminUrl: string,
+): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `tessera_bench_${process.pid}_${randomBytes(3).toString('hex')}`;
+  await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
+  return {
+    url: withDatabase(adminUrl, name),
+    drop: () => adminQuery(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}
+
 /** A fresh small database (temp SQLite file, or a new PostgreSQL database), migrated and seeded. */
 export async function smallDatabase(
   kind: DbKind,
@@ -121,10 +133,7 @@ export async function smallDatabase(
     url = join(workDir, 'sqlite', 'tessera.db');
     drop = async () => undefined;
   } else {
-    const name = `tessera_bench_${process.pid}_${randomBytes(3).toString('hex')}`;
-    await adminQuery(postgresUrl, `CREATE DATABASE ${name}`);
-    url = withDatabase(postgresUrl, name);
-    drop = () => adminQuery(postgresUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    ({ url, drop } = await freshPostgresDatabase(postgresUrl));
   }
   try {
     const env = serviceEnv(url, join(workDir, `data-${kind}`));

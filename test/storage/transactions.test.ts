@@ -104,6 +104,35 @@ describeEachDatabase('store transactions', (kind) => {
     expect(await present(committed)).toEqual(everything);
   });
 
+  it('a held password hash: a change waits for the sign-in that holds it, then revokes its session', async () => {
+    const identity = identityRow({ password_hash: '$argon2id$verified' });
+    await store.insertIdentity(identity);
+    expect(await store.holdPasswordHash(identity.id, '$argon2id$other')).toBe(false);
+    const session = sessionRow(identity.id);
+    let holding = true;
+    let changedWhileHeld = false;
+    let change: Promise<number> | undefined;
+    await store.transaction(async (tx) => {
+      expect(await tx.holdPasswordHash(identity.id, '$argon2id$verified')).toBe(true);
+      // A password change as the services make it: the new hash, then every session ended.
+      change = store.transaction(async (other) => {
+        await other.setIdentityPassword(identity.id, '$argon2id$changed', 1);
+        return other.revokeIdentitySessions(identity.id, 1);
+      });
+      void change.then(() => (changedWhileHeld = holding));
+      // Time for a change that does not wait to finish first (and so to miss the session).
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await tx.insertSession(stored(session));
+    });
+    holding = false;
+    expect(await change).toBe(1);
+    expect(changedWhileHeld).toBe(false);
+    expect((await store.findSessionById(session.id))?.revoked_at).toBe(1);
+    // The hash it held is gone: the next sign-in with it mints nothing.
+    expect(await store.holdPasswordHash(identity.id, '$argon2id$verified')).toBe(false);
+    expect(await store.holdPasswordHash(identity.id, '$argon2id$changed')).toBe(true);
+  });
+
   it('serialises concurrent transactions without losing writes', async () => {
     const results = await Promise.all(
       Array.from({ length: 10 }, () => store.transaction(writeAll)),

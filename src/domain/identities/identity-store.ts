@@ -48,6 +48,13 @@ export interface IdentityStore {
    * `updated_at` stays: the password is the same. Returns whether it swapped.
    */
   replacePasswordHash(id: string, expected: string, next: string): Promise<boolean>;
+  /**
+   * Whether the hash is still `expected`; inside a transaction it stays so until the
+   * transaction ends: a password change waits for the commit (PostgreSQL: a share lock on
+   * the row; SQLite: the write lock the transaction holds from BEGIN IMMEDIATE). A read:
+   * the row is not written.
+   */
+  holdPasswordHash(id: string, expected: string): Promise<boolean>;
   /** Newest first (created_at, then id); never loads password hashes. */
   listIdentities(query: IdentityListQuery): Promise<IdentitySummary[]>;
 }

@@ -6,12 +6,14 @@ import type { Redemption } from '../sign-in/method.js';
  * password set after the verification (account page, `PUT /v1/identities/{id}/password`,
  * the CLI) makes it false, and the sign-in then mints nothing.
  *
- * It is the rehash's conditional UPDATE, swapping the hash for itself: it matches only
- * while the hash is unchanged, and it locks the identity's row until the sign-in commits
- * (PostgreSQL; on SQLite the transaction holds the write lock throughout). A change that
- * comes later waits for that commit, then revokes the new session with the others; one
- * that came first holds the row, and the UPDATE, re-checked after it commits, matches none.
+ * It reads the hash and holds it until the sign-in commits (`holdPasswordHash`: a share
+ * lock on the row on PostgreSQL; on SQLite the transaction holds the write lock
+ * throughout). A change that comes later waits for that commit, then revokes the new
+ * session with the others; one that came first holds the row, and the read, re-checked
+ * after it commits, finds the new hash. Nothing is written: a sign-in leaves the identity's
+ * row as it was (until 2026-11-28 it swapped the hash for itself, a new row version per
+ * sign-in on PostgreSQL and a rewritten page on SQLite).
  */
 export function verifiedHashStillSet(identityId: string, verifiedHash: string): Redemption {
-  return (tx) => tx.replacePasswordHash(identityId, verifiedHash, verifiedHash);
+  return (tx) => tx.holdPasswordHash(identityId, verifiedHash);
 }

@@ -5,16 +5,18 @@ import type { Database } from '../schema.js';
 import { AUDIT_INSERT, auditColumnArrays } from './audit-batch.js';
 
 const SQL = signInSql((n) => `$${n}`);
+/** A share lock: a password change (an UPDATE of the row) waits for the sign-in's commit. */
+const HOLD_PASSWORD_HASH = `${SQL.holdPasswordHash} FOR SHARE`;
 
 /** What a sign-in's transaction writes, and the audit row of every audited mutation. */
 export type PostgresTransactionWrites = Pick<
   Store,
-  'completeFlow' | 'insertSession' | 'replacePasswordHash' | 'insertAuditRecords'
+  'completeFlow' | 'insertSession' | 'holdPasswordHash' | 'insertAuditRecords'
 >;
 
 /**
- * The writes of a sign-in's transaction (the flow completed, the password hash re-checked,
- * the session) and the audit row any mutation writes with its change, as SQL written once
+ * The writes of a sign-in's transaction (the flow completed, the password hash held, the
+ * session) and the audit row any mutation writes with its change, as SQL written once
  * and run on the transaction's own connection (`tx.executeQuery`): no Kysely query is
  * built or compiled per call, and the dialect still names each text (statement-names.ts),
  * so PostgreSQL plans it once per connection. A sign-in spent about as much CPU building
@@ -28,8 +30,8 @@ export function postgresTransactionWrites(tx: Kysely<Database>): PostgresTransac
     (await run(sql, values)).numAffectedRows === 1n;
   return {
     completeFlow: (id, now, from = 'created') => changedOne(SQL.completeFlow, [id, from, now]),
-    replacePasswordHash: (id, expected, next) =>
-      changedOne(SQL.replacePasswordHash, [next, id, expected]),
+    holdPasswordHash: async (id, expected) =>
+      (await run(HOLD_PASSWORD_HASH, [id, expected])).rows.length === 1,
     async insertSession(record) {
       await run(
         SQL.insertSession,

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { IdentityStore } from '../../domain/identities/identity-store.js';
 import type { Database } from '../schema.js';
+import { onPostgres } from './dialect.js';
 
 const SUMMARY_COLUMNS = [
   'id',
@@ -15,6 +16,7 @@ const SUMMARY_COLUMNS = [
 ] as const;
 
 export function identityQueries(db: Kysely<Database>): IdentityStore {
+  const postgres = onPostgres(db);
   return {
     async insertIdentity(record) {
       await db.insertInto('identities').values(record).execute();
@@ -72,6 +74,14 @@ export function identityQueries(db: Kysely<Database>): IdentityStore {
         .where('password_hash', '=', expected)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
+    },
+    async holdPasswordHash(id, expected) {
+      const query = db
+        .selectFrom('identities')
+        .select('id')
+        .where('id', '=', id)
+        .where('password_hash', '=', expected);
+      return (await (postgres ? query.forShare() : query).executeTakeFirst()) !== undefined;
     },
     listIdentities({ state, limit }) {
       let query = db.selectFrom('identities').select(SUMMARY_COLUMNS);

@@ -77,11 +77,11 @@ export function signInSql(placeholder: (n: number) => string) {
     /** Bound as (id, state it must be in, now). */
     completeFlow: `UPDATE flows SET state = 'completed' WHERE id = ${placeholder(1)} AND state = ${placeholder(2)} AND expires_at > ${placeholder(3)}`,
     /**
-     * Bound as (next hash, id, expected hash), in the order of the text (SQLite's `?`):
-     * identities.ts's conditional swap, which a password sign-in runs with next = expected
-     * to mint only while the hash it verified still stands.
+     * Bound as (id, expected hash): identities.ts's holdPasswordHash, which every password
+     * sign-in runs in its transaction. PostgreSQL's text adds `FOR SHARE`
+     * (postgres/transaction-writes.ts).
      */
-    replacePasswordHash: `UPDATE identities SET password_hash = ${placeholder(1)} WHERE id = ${placeholder(2)} AND password_hash = ${placeholder(3)}`,
+    holdPasswordHash: `SELECT id FROM identities WHERE id = ${placeholder(1)} AND password_hash = ${placeholder(2)}`,
     insertSession: `INSERT INTO sessions (${SESSION_COLUMNS.join(', ')}) VALUES (${list(SESSION_COLUMNS.length)})`,
   };
 }

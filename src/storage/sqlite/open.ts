@@ -207,7 +207,7 @@ function sqliteStore(options: {
   const transactionWrites: Partial<Store> = {
     completeFlow: signIn.inTransaction.completeFlow,
     insertSession: signIn.inTransaction.insertSession,
-    replacePasswordHash: signIn.inTransaction.replacePasswordHash,
+    holdPasswordHash: signIn.inTransaction.holdPasswordHash,
     insertAuditRecords: audit.inTransaction.insertAuditRecords,
   };
   return {

@@ -9,7 +9,7 @@ export type SignInReads = Pick<Store, 'findFlow' | 'findIdentityByUsername' | 'f
 /** What a sign-in writes inside its transaction. */
 export type SignInTransactionWrites = Pick<
   Store,
-  'completeFlow' | 'insertSession' | 'replacePasswordHash'
+  'completeFlow' | 'insertSession' | 'holdPasswordHash'
 >;
 
 const {
@@ -18,7 +18,7 @@ const {
   findTotpFactor,
   completeFlow,
   insertSession,
-  replacePasswordHash,
+  holdPasswordHash,
 } = signInSql(() => '?');
 const SQL = {
   findFlow,
@@ -26,7 +26,7 @@ const SQL = {
   findTotpFactor,
   completeFlow,
   insertSession,
-  replacePasswordHash,
+  holdPasswordHash,
 };
 
 /**
@@ -85,8 +85,9 @@ export function sqliteSignInStatements(
         write(() => {
           statements().insertSession.run(SESSION_COLUMNS.map((column) => record[column] ?? null));
         }),
-      replacePasswordHash: (id, expected, next) =>
-        write(() => statements().replacePasswordHash.run(next, id, expected).changes === 1),
+      // The transaction's write lock keeps the hash: no other writer runs until it ends.
+      holdPasswordHash: (id, expected) =>
+        write(() => statements().holdPasswordHash.get(id, expected) !== undefined),
     },
   };
 }
