@@ -11,8 +11,8 @@ import type { Redemption } from '../sign-in/method.js';
  * throughout). A change that comes later waits for that commit, then revokes the new
  * session with the others; one that came first holds the row, and the read, re-checked
  * after it commits, finds the new hash. Nothing is written: a sign-in leaves the identity's
- * row as it was (until 2026-11-28 it swapped the hash for itself, a new row version per
- * sign-in on PostgreSQL and a rewritten page on SQLite).
+ * row as it was (until 2026-11-28 it swapped the hash for itself, which on PostgreSQL wrote
+ * a new row version per sign-in and made sign-ins of one identity wait for each other).
  */
 export function verifiedHashStillSet(identityId: string, verifiedHash: string): Redemption {
   return (tx) => tx.holdPasswordHash(identityId, verifiedHash);
