@@ -231,6 +231,14 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
+/** Counts one call of `sql`, started at `started` (hrtime), in sqlTime. */
+function addSqlTime(sql: string, started: bigint): void {
+  const entry = sqlTime.get(sql) ?? { calls: 0, ns: 0 };
+  entry.calls += 1;
+  entry.ns += Number(process.hrtime.bigint() - started);
+  sqlTime.set(sql, entry);
+}
+
 /** Wraps better-sqlite3's statements so every run/get/all adds its time under its SQL. */
 function timeEveryStatement(): void {
   const proto = BetterSqlite3.prototype as unknown as {
@@ -246,10 +254,7 @@ function timeEveryStatement(): void {
         try {
           return original(...args);
         } finally {
-          const entry = sqlTime.get(sql) ?? { calls: 0, ns: 0 };
-          entry.calls += 1;
-          entry.ns += Number(process.hrtime.bigint() - started);
-          sqlTime.set(sql, entry);
+          addSqlTime(sql, started);
         }
       };
     }
@@ -266,12 +271,7 @@ function timeEveryPostgresQuery(): void {
   proto.query = function (first, ...rest) {
     const sql = typeof first === 'string' ? first : (first as { text: string }).text;
     const started = process.hrtime.bigint();
-    const add = () => {
-      const entry = sqlTime.get(sql) ?? { calls: 0, ns: 0 };
-      entry.calls += 1;
-      entry.ns += Number(process.hrtime.bigint() - started);
-      sqlTime.set(sql, entry);
-    };
+    const add = () => addSqlTime(sql, started);
     // The store passes a callback (postgres/pool.ts); other callers get a promise.
     const callback = rest.at(-1);
     if (typeof callback === 'function') {
