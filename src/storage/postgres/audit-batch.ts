@@ -1,6 +1,7 @@
 import type { AuditRecord } from '../../domain/audit/audit.js';
 import type { Store } from '../../domain/store.js';
 import type { PostgresPool } from './pool.js';
+import { UNSYNCED_COMMIT } from './unsynced-commit.js';
 
 const COLUMN_TYPES = {
   id: 'text',
@@ -18,9 +19,13 @@ const COLUMNS = Object.keys(COLUMN_TYPES) as (keyof AuditRecord)[];
  * Any number of rows, each column one array parameter. The columns are named, not `*`, so
  * the Kysely dialect names this text too when a transaction runs it (statement-names.ts).
  */
-export const AUDIT_INSERT = `INSERT INTO audit_log (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM unnest(${COLUMNS.map(
-  (column, k) => `$${k + 1}::${COLUMN_TYPES[column]}[]`,
-).join(', ')}) AS rows (${COLUMNS.join(', ')}) ON CONFLICT (id) DO NOTHING`;
+const insert = (where = '') =>
+  `INSERT INTO audit_log (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM unnest(${COLUMNS.map(
+    (column, k) => `$${k + 1}::${COLUMN_TYPES[column]}[]`,
+  ).join(', ')}) AS rows (${COLUMNS.join(', ')})${where} ON CONFLICT (id) DO NOTHING`;
+export const AUDIT_INSERT = insert();
+/** The buffered flush's: committed without waiting for the WAL flush (unsynced-commit.ts). */
+const AUDIT_BATCH_INSERT = insert(` WHERE ${UNSYNCED_COMMIT}`);
 
 /** AUDIT_INSERT's parameters: one array per column. */
 export const auditColumnArrays = (records: readonly AuditRecord[]) =>
@@ -29,7 +34,9 @@ export const auditColumnArrays = (records: readonly AuditRecord[]) =>
 /**
  * The buffered audit flush as one named prepared statement whatever the batch size: each
  * column travels as one array parameter, so PostgreSQL plans it once per connection and no
- * Kysely insert of a whole batch is built and compiled per flush. Idempotent by id, like
+ * Kysely insert of a whole batch is built and compiled per flush. No one is answered on
+ * these rows, so their commit does not wait for the WAL flush, as on SQLite (the rows a
+ * mutation writes commit with it, synced). Idempotent by id, like
  * the Kysely insert (a retried batch is not written twice). Rows written inside a
  * mutation's transaction run the same text on its connection (transaction-writes.ts).
  */
@@ -39,7 +46,7 @@ export function postgresAuditBatch(pool: PostgresPool): Pick<Store, 'insertAudit
       if (records.length === 0) return;
       await pool.query({
         name: 'tessera_audit_batch',
-        text: AUDIT_INSERT,
+        text: AUDIT_BATCH_INSERT,
         values: auditColumnArrays(records),
       });
     },

@@ -3,6 +3,7 @@ import type { Store } from '../../domain/store.js';
 import { hitInOrder } from '../queries/rate-limits.js';
 import { FLOW_COLUMNS, hitRateLimitArgs, signInSql } from '../queries/sign-in-sql.js';
 import type { PostgresPool } from './pool.js';
+import { unsyncedRow } from './unsynced-commit.js';
 
 export type SignInStatements = Pick<
   Store,
@@ -14,7 +15,8 @@ export type SignInStatements = Pick<
   | 'findTotpFactor'
 >;
 
-const SQL = signInSql((n) => `$${n}`);
+// The counters' upsert and the flow's insert commit unsynced, as on SQLite.
+const SQL = signInSql((n) => `$${n}`, unsyncedRow);
 
 /**
  * What a login runs outside its transaction (the flow's creation and its counter, the
@@ -23,6 +25,7 @@ const SQL = signInSql((n) => `$${n}`);
  * statement on an idle connection of the pool, as through Kysely (a counter's upsert
  * commits on its own); reads and writes inside a transaction go through the transaction's
  * own store. The store contract suite holds them to the Kysely versions' answers.
+ * A counter and a new flow commit without waiting for the WAL flush (unsynced-commit.ts).
  */
 export function postgresSignInStatements(pool: PostgresPool): SignInStatements {
   async function first<Row extends object>(

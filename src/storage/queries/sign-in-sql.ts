@@ -57,7 +57,11 @@ const TOTP_FACTOR_COLUMNS = columnsOf<TotpFactorRecord>({
  * (a rolling upgrade) the server refuses it on every connection that prepared it ("cached
  * plan must not change result type"): password sign-in would fail there until a restart.
  */
-export function signInSql(placeholder: (n: number) => string) {
+export function signInSql(
+  placeholder: (n: number) => string,
+  /** The source of an inserted row; PostgreSQL's unsynced writes gate it (postgres/unsynced-commit.ts). */
+  row: (values: string) => string = (values) => `VALUES (${values})`,
+) {
   const list = (count: number, from = 1) =>
     Array.from({ length: count }, (_, i) => placeholder(from + i)).join(', ');
   return {
@@ -65,12 +69,12 @@ export function signInSql(placeholder: (n: number) => string) {
      * rate-limits.ts's upsert, bound as (key, end of a new window, now, now): concurrent
      * hits from any number of processes each see a distinct count.
      */
-    hitRateLimit: `INSERT INTO rate_limits (key, count, reset_at) VALUES (${placeholder(1)}, 1, ${placeholder(2)})
+    hitRateLimit: `INSERT INTO rate_limits (key, count, reset_at) ${row(`${placeholder(1)}, 1, ${placeholder(2)}`)}
   ON CONFLICT (key) DO UPDATE SET
     count = CASE WHEN rate_limits.reset_at <= ${placeholder(3)} THEN 1 ELSE rate_limits.count + 1 END,
     reset_at = CASE WHEN rate_limits.reset_at <= ${placeholder(4)} THEN excluded.reset_at ELSE rate_limits.reset_at END
   RETURNING count, reset_at`,
-    insertFlow: `INSERT INTO flows (${FLOW_COLUMNS.join(', ')}) VALUES (${list(FLOW_COLUMNS.length)})`,
+    insertFlow: `INSERT INTO flows (${FLOW_COLUMNS.join(', ')}) ${row(list(FLOW_COLUMNS.length))}`,
     findFlow: `SELECT ${FLOW_COLUMNS.join(', ')} FROM flows WHERE id = ${placeholder(1)}`,
     findIdentityByUsername: `SELECT ${IDENTITY_COLUMNS.join(', ')} FROM identities WHERE username = ${placeholder(1)}`,
     findTotpFactor: `SELECT ${TOTP_FACTOR_COLUMNS.join(', ')} FROM totp_factors WHERE identity_id = ${placeholder(1)}`,
