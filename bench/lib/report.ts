@@ -47,6 +47,11 @@ export interface ScenarioResult {
    */
   ratio?: number;
   /**
+   * Against the floor (whoami, verify, identity, link): the median pair ratio by CPU, the
+   * floor's CPU per request over the service's, which issue 27's session-check targets use.
+   */
+  cpuRatio?: number;
+  /**
    * Password sign-ins only (login, password): the floor's own (bench/floor.ts) in the same pairs, with the median
    * pair ratios floor / argon2 bound and service / floor.
    */
@@ -189,7 +194,7 @@ export function markdown(report: BenchReport): string {
       .map((target) => `${target.pass ? '✅' : '❌'} ${target.text}`)
       .join('<br>');
     lines.push(
-      `| ${result.db} | ${name} | ${result.connections ?? ''} | ${fmt(service.opsPerSec, digits)} ${UNIT[result.scenario]} | ${ms(service.p50)} | ${ms(service.p99)} | ${fmt(service.cpuUsPerOp)} (main ${fmt(service.mainThreadUsPerOp)}${service.databaseUsPerOp === undefined ? '' : `; PostgreSQL ${fmt(service.databaseUsPerOp)}`}) | ${rssFigures(service.memory)} | ${refName} | ${reference?.kind === 'floor' || reference?.kind === 'oidc-floor' ? ms(reference.p99) : '–'} | ${fmt(reference?.cpuUsPerOp)} | ${fmt(reference?.memory?.hwmMb)} | ${result.ratio === undefined ? '–' : `${fmt(result.ratio, 2)}${reference?.kind === 'oidc-floor' ? ' (CPU)' : ''}`} | ${targets}${issue ? `<br>⚠️ ${issue}` : ''} |`,
+      `| ${result.db} | ${name} | ${result.connections ?? ''} | ${fmt(service.opsPerSec, digits)} ${UNIT[result.scenario]} | ${ms(service.p50)} | ${ms(service.p99)} | ${fmt(service.cpuUsPerOp)} (main ${fmt(service.mainThreadUsPerOp)}${service.databaseUsPerOp === undefined ? '' : `; PostgreSQL ${fmt(service.databaseUsPerOp)}`}) | ${rssFigures(service.memory)} | ${refName} | ${reference?.kind === 'floor' || reference?.kind === 'oidc-floor' ? ms(reference.p99) : '–'} | ${fmt(reference?.cpuUsPerOp)} | ${fmt(reference?.memory?.hwmMb)} | ${result.ratio === undefined ? '–' : `${fmt(result.ratio, 2)}${reference?.kind === 'oidc-floor' ? ' (CPU)' : ''}`}${result.cpuRatio === undefined ? '' : `<br>CPU ${fmt(result.cpuRatio, 2)}`} | ${targets}${issue ? `<br>⚠️ ${issue}` : ''} |`,
     );
   }
   lines.push('');
