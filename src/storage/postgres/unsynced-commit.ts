@@ -5,7 +5,7 @@
  * that transaction, so the connection goes back to the pool with the server's setting.
  *
  * PostgreSQL's counterpart of SQLite's unsynced writes (sqlite/unsynced-writes.ts,
- * docs/postgresql.md): rate-limit counters, new login flows and buffered audit rows, which
+ * docs/postgresql.md): rate-limit counters, new login and registration flows, and buffered audit rows, which
  * no one is answered on durably. A server crash (not a client's) may lose the last such
  * commits (at most about three times `wal_writer_delay`, 0.6 s by default), never half of
  * one; the next synchronous commit makes every earlier one durable, as the WAL is flushed

@@ -55,7 +55,8 @@ export function sqliteSignInStatements(
 
   const read = rawReader(raw, timeoutMs);
 
-  const write = <R>(step: () => R) => inOpenTransaction(raw, step);
+  /** A step of the transaction that holds the connection (a write, or the hash's hold). */
+  const inTransaction = <R>(step: () => R) => inOpenTransaction(raw, step);
 
   return {
     reads: {
@@ -80,14 +81,14 @@ export function sqliteSignInStatements(
     },
     inTransaction: {
       completeFlow: (id, now, from = 'created') =>
-        write(() => statements().completeFlow.run(id, from, now).changes === 1),
+        inTransaction(() => statements().completeFlow.run(id, from, now).changes === 1),
       insertSession: (record) =>
-        write(() => {
+        inTransaction(() => {
           statements().insertSession.run(SESSION_COLUMNS.map((column) => record[column] ?? null));
         }),
       // The transaction's write lock keeps the hash: no other writer runs until it ends.
       holdPasswordHash: (id, expected) =>
-        write(() => statements().holdPasswordHash.get(id, expected) !== undefined),
+        inTransaction(() => statements().holdPasswordHash.get(id, expected) !== undefined),
     },
   };
 }
