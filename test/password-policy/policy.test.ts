@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import {
   resolveCommonPasswordList,
 } from '../../src/password-checks/common-passwords.js';
 import { createPasswordPolicy } from '../../src/password-checks/password-checks.js';
+import { PasswordEstimator, zxcvbnScore } from '../../src/password-checks/strength.js';
 
 /** The real list and the real estimator, at the default threshold. */
 const policy = createPasswordPolicy(2);
@@ -222,6 +224,37 @@ describe('the common password list', () => {
     expect(await refusal('ｐａｓｓｗｏｒｄ１２３', { username: 'bob', displayName: null })).toBe(
       PASSWORD_MESSAGES.common,
     );
+  });
+});
+
+describe('the strength estimator on its own thread', () => {
+  it('fails each estimate of a thread that died, and starts a new one for the next', async () => {
+    // A heap cap too small for the dictionaries: every thread dies loading them.
+    const estimator = new PasswordEstimator(2);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await expect(estimator.score('correct horse battery', [])).rejects.toThrow(/memory limit/);
+    }
+  });
+
+  it('keeps a process that waits for nothing else alive until the answer', () => {
+    // The second estimate finds the thread idle (unreferenced): it must hold the process.
+    const module = new URL('../../src/password-checks/strength.ts', import.meta.url).href;
+    const script = `const { zxcvbnScore } = await import(${JSON.stringify(module)});
+      console.log(await zxcvbnScore('correct horse battery', []));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      console.log(await zxcvbnScore('password2024', []));`;
+    const child = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect({ status: child.status, stdout: child.stdout }).toEqual({ status: 0, stdout: '4\n1\n' });
+  });
+
+  it('answers estimates asked at once, each with its own score', async () => {
+    const passwords = ['password2024', 'correct horse battery', 'zq8vbt3w', 'lmnopqrstu'];
+    const scores = await Promise.all(passwords.map((password) => zxcvbnScore(password, [])));
+    expect(scores).toEqual([1, 4, 2, 0]);
   });
 });
 
