@@ -19,7 +19,7 @@ const L33T_MAX_SUBSTITUTIONS = 20;
 /**
  * The estimator's thread may hold this much old-generation heap: its dictionaries keep
  * about 12 MiB, one estimate of 32 characters little more. The cap is what keeps it small:
- * without one, V8 lets the estimates' garbage pile up to 60-70 MB before collecting it.
+ * without one, V8 lets the estimates' garbage pile up to 50-70 MB before collecting it.
  */
 const WORKER_OLD_SPACE_MB = 64;
 
@@ -58,10 +58,10 @@ interface Waiting {
 }
 
 /**
- * zxcvbn on a worker thread of its own. An estimate costs 0.4-1.4 ms of CPU and allocates
- * about 2 MB: on the server's thread that was a stall of every other request for each
- * sign-up, and under a burst of sign-ups the garbage grew the process by 60-70 MB
- * (bench/README.md). The thread starts on the first estimate (the dictionaries, 8 MB,
+ * zxcvbn on a worker thread of its own. An estimate costs about a millisecond of CPU and
+ * allocates about 2 MB: on the server's thread that was a stall of every other request for
+ * each sign-up, and under a burst of sign-ups the garbage grew the process by 50-70 MB
+ * (docs/password-policy.md). The thread starts on the first estimate (the dictionaries, 8 MB,
  * load there), is unreferenced while idle so it never keeps a process alive, and a thread
  * that died (out of its heap cap, say) fails the estimates it held and is replaced by the
  * next one.
