@@ -56,44 +56,91 @@ export interface StoreHandle extends Store {
 export type TransactionWrites = (tx: Kysely<Database>) => Partial<Store>;
 
 /**
- * Built once for the process and once per transaction. `Object.assign`, not an object
- * literal of spreads: V8 builds a literal that spreads this many methods about 20 times
- * slower (about 55 µs against 3 µs), a cost every sign-in's transaction would pay.
+ * The query groups, each a function of the connection (the process's, or a transaction's).
+ * Where two groups name the same method, the later one's wins.
  */
-export function createStore(
-  db: Kysely<Database>,
-  transactionWrites?: TransactionWrites,
-  inTransaction = false,
-): Store {
+const QUERY_GROUPS = [
+  identityQueries,
+  sessionQueries,
+  serviceTokenQueries,
+  transferQueries,
+  auditQueries,
+  rateLimitQueries,
+  flowQueries,
+  linkQueries,
+  tokenFormatQueries,
+  secondFactorQueries,
+  passkeyQueries,
+  oidcQueries,
+  outboxQueries,
+  adminQueries,
+  mailCodeQueries,
+  webhookQueries,
+  providerAuthorizationQueries,
+  recoveryFlowQueries,
+] as const;
+
+type Intersection<U> = (U extends unknown ? (part: U) => void : never) extends (
+  part: infer I,
+) => void
+  ? I
+  : never;
+type Provided = Intersection<ReturnType<(typeof QUERY_GROUPS)[number]>> &
+  Pick<Store, 'transaction'>;
+/** A method of `Store` that no query group provides is a type error here. */
+const everyMethodProvided: Provided extends Store ? true : never = true;
+void everyMethodProvided;
+
+/**
+ * The process's store: every group built once. Callers spread it into their own (each
+ * dialect's prepared statements replace some of its methods).
+ */
+export function createStore(db: Kysely<Database>, transactionWrites?: TransactionWrites): Store {
   const transactional: Pick<Store, 'transaction'> = {
-    transaction(work) {
-      if (inTransaction) return work(store);
-      return db.transaction().execute((tx) => {
-        const txStore = createStore(tx, undefined, true);
-        return work(transactionWrites ? Object.assign(txStore, transactionWrites(tx)) : txStore);
-      });
-    },
+    transaction: (work) =>
+      db.transaction().execute((tx) => work(transactionStore(tx, transactionWrites?.(tx)))),
   };
-  // Object.assign is typed for up to four sources, so the parts go in groups (onto
-  // fresh objects of their own): a method no part provides stays a type error.
-  const store: Store = Object.assign(
-    Object.assign(
-      identityQueries(db),
-      sessionQueries(db),
-      serviceTokenQueries(db),
-      transferQueries(db),
-    ),
-    Object.assign(auditQueries(db), rateLimitQueries(db), flowQueries(db), linkQueries(db)),
-    Object.assign(
-      tokenFormatQueries(db),
-      secondFactorQueries(db),
-      passkeyQueries(db),
-      oidcQueries(db),
-    ),
-    Object.assign(
-      Object.assign(outboxQueries(db), adminQueries(db), mailCodeQueries(db), webhookQueries(db)),
-      Object.assign(providerAuthorizationQueries(db), recoveryFlowQueries(db), transactional),
-    ),
-  );
+  return Object.assign({}, ...QUERY_GROUPS.map((group) => group(db)), transactional) as Store;
+}
+
+/** A transaction's store: its connection and the groups its work has used so far. */
+interface LazyStore {
+  readonly db: Kysely<Database>;
+  readonly built: (Record<string, unknown> | undefined)[];
+}
+
+let lazyPrototype: object | undefined;
+
+/**
+ * One getter per method, on a prototype every transaction's store shares: a method's group
+ * is built on the transaction's connection when the work first uses one of its methods.
+ * Building all of them per transaction (about 140 closures copied into one object) was
+ * 40% of everything a link sign-in allocated and 10-20% of its CPU (bench/README.md).
+ */
+function lazyStorePrototype(db: Kysely<Database>): object {
+  if (lazyPrototype) return lazyPrototype;
+  const prototype = {};
+  QUERY_GROUPS.forEach((group, index) => {
+    // Built once on any connection, for the names of its methods only.
+    for (const name of Object.keys(group(db))) {
+      Object.defineProperty(prototype, name, {
+        configurable: true,
+        get(this: LazyStore) {
+          return (this.built[index] ??= group(this.db) as unknown as Record<string, unknown>)[name];
+        },
+      });
+    }
+  });
+  return (lazyPrototype = prototype);
+}
+
+function transactionStore(tx: Kysely<Database>, writes: Partial<Store> | undefined): Store {
+  const store = Object.create(lazyStorePrototype(tx)) as LazyStore & Store;
+  Object.assign(store, { db: tx, built: [] });
+  store.transaction = (work) => work(store);
+  // Own properties in front of the prototype's getters (which have no setter to assign to).
+  for (const name in writes) {
+    Object.defineProperty(store, name, { value: writes[name as keyof Store], writable: true });
+  }
   return store;
 }
