@@ -116,6 +116,8 @@ let lazyPrototype: object | undefined;
  * is built on the transaction's connection when the work first uses one of its methods.
  * Building all of them per transaction (about 140 closures copied into one object) was
  * 40% of everything a link sign-in allocated and 10-20% of its CPU (bench/README.md).
+ * The methods are not own properties: to override some, assign onto the store or onto
+ * `Object.create(store)`; a spread (`{ ...store }`) would copy none of them.
  */
 function lazyStorePrototype(db: Kysely<Database>): object {
   if (lazyPrototype) return lazyPrototype;
@@ -128,6 +130,10 @@ function lazyStorePrototype(db: Kysely<Database>): object {
         get(this: LazyStore) {
           return (this.built[index] ??= group(this.db) as unknown as Record<string, unknown>)[name];
         },
+        // An override (a dialect's statement, a test's wrapper) becomes an own property.
+        set(this: LazyStore, value: unknown) {
+          Object.defineProperty(this, name, { value, writable: true, enumerable: true });
+        },
       });
     }
   });
@@ -138,9 +144,5 @@ function transactionStore(tx: Kysely<Database>, writes: Partial<Store> | undefin
   const store = Object.create(lazyStorePrototype(tx)) as LazyStore & Store;
   Object.assign(store, { db: tx, built: [] });
   store.transaction = (work) => work(store);
-  // Own properties in front of the prototype's getters (which have no setter to assign to).
-  for (const name in writes) {
-    Object.defineProperty(store, name, { value: writes[name as keyof Store], writable: true });
-  }
-  return store;
+  return writes ? Object.assign(store, writes) : store;
 }

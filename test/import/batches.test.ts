@@ -54,18 +54,20 @@ describeEachDatabase('identity import, batch by batch', (kind) => {
     store = await createMigratedStore(kind);
     const users = Array.from({ length: IMPORT_BATCH + 10 }, (_, n) => user(n));
     let batches = 0;
-    const failing = withTransactions(store, (tx) => ({
-      ...tx,
-      insertIdentities: async (records) => {
-        batches += 1;
-        await tx.insertIdentities(records);
-      },
-      // The second batch's identities are in; its links fail: the whole batch must go.
-      insertLinks: async (records) => {
-        if (batches === 2) throw new Error('links refused');
-        await tx.insertLinks(records);
-      },
-    }));
+    // A transaction's store keeps its methods on its prototype: overridden on top, not spread.
+    const failing = withTransactions(store, (tx) =>
+      Object.assign(Object.create(tx) as Store, {
+        insertIdentities: async (records: Parameters<Store['insertIdentities']>[0]) => {
+          batches += 1;
+          await tx.insertIdentities(records);
+        },
+        // The second batch's identities are in; its links fail: the whole batch must go.
+        insertLinks: async (records: Parameters<Store['insertLinks']>[0]) => {
+          if (batches === 2) throw new Error('links refused');
+          await tx.insertLinks(records);
+        },
+      }),
+    );
     await expect(run(failing, users)).rejects.toThrow('links refused');
     const listed = await store.listIdentities({ limit: 10_000 });
     expect(listed).toHaveLength(IMPORT_BATCH);
