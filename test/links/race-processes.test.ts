@@ -6,14 +6,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresAvailable, postgresUrl } from '../helpers/databases.js';
 import { newPair, newSeed } from './helpers.js';
-import {
-  buildService,
-  freePort,
-  run,
-  type ServerProcess,
-  serviceEnv,
-  startServer,
-} from './processes.js';
+import { cliJson } from '../helpers/cli.js';
+import { type LoggingServe, startServe } from '../helpers/serve.js';
 
 const RACERS = 50;
 
@@ -36,9 +30,8 @@ function twoProcessSuite(): void {
   const database = `tessera_links_${randomBytes(6).toString('hex')}`;
   let databaseUrl = '';
   let dataDir = '';
-  let env: NodeJS.ProcessEnv = {};
-  let build: Awaited<ReturnType<typeof buildService>> | undefined;
-  let servers: ServerProcess[] = [];
+  let env: Record<string, string> = {};
+  let servers: LoggingServe[] = [];
   let token = '';
 
   async function query<T extends pg.QueryResultRow>(sql: string, url = databaseUrl) {
@@ -58,40 +51,30 @@ function twoProcessSuite(): void {
     url.pathname = `/${database}`;
     databaseUrl = url.toString();
     dataDir = mkdtempSync(join(tmpdir(), 'tessera-links-race-'));
-    env = serviceEnv({
+    env = {
       SERVICE_DATABASE_URL: databaseUrl,
       SERVICE_PASSWORD_PEPPER: 'links-race-pepper',
       SERVICE_ENCRYPTION_KEY: 'links-race-encryption-key',
       SERVICE_HOST: '127.0.0.1',
       SERVICE_DATA_DIR: dataDir,
-      SERVICE_LOG_LEVEL: 'warn',
       SERVICE_SWEEP_INTERVAL_MINUTES: '0',
       SERVICE_DB_POOL_SIZE: '20',
-    });
+    };
     await query(`CREATE DATABASE ${database}`, postgresUrl);
-    build = await buildService();
-    const ports = [await freePort()];
-    while (ports.length < 2) {
-      const port = await freePort();
-      if (port !== ports[0]) ports.push(port);
-    }
     // Both start on the empty database at once: the migration lock is exercised too.
-    const started = await Promise.allSettled(
-      ports.map((port) => startServer(build!.main, port, env)),
-    );
+    const started = await Promise.allSettled([startServe(env), startServe(env)]);
     // Keep whichever did start, so afterAll stops it even when its twin failed.
     servers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     for (const result of started) if (result.status === 'rejected') throw result.reason;
-    const created = await run(
-      [build.main, 'svc', 'create', '--name', 'links-race', '--grant', 'external_auth', '--json'],
+    const created = await cliJson<{ token: string }>(
+      ['svc', 'create', '--name', 'links-race', '--grant', 'external_auth'],
       env,
     );
-    token = (JSON.parse(created) as { token: string }).token;
+    token = created.token;
   }, 120_000);
 
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.stop()));
-    build?.remove();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     await query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`, postgresUrl);
   }, 60_000);
@@ -166,8 +149,7 @@ function twoProcessSuite(): void {
     // Four rounds minted a session per call; the username round minted one.
     expect(await count('sessions')).toBe(4 * RACERS + 1);
     // A graceful stop flushes the buffered rows of the refused calls.
-    await Promise.all(servers.map((server) => server.stop()));
-    expect(servers.map((server) => server.child.exitCode)).toEqual([0, 0]);
+    expect(await Promise.all(servers.map((server) => server.stop()))).toEqual([0, 0]);
     const rows = await query<{ outcome: string; n: string }>(
       `SELECT outcome, COUNT(*) AS n FROM audit_log WHERE action = 'authenticate_link' GROUP BY outcome ORDER BY outcome`,
     );
@@ -175,7 +157,8 @@ function twoProcessSuite(): void {
       ['ok', 4 * RACERS + 1],
       ['username_taken', RACERS - 1],
     ]);
-    expect(servers.map((server) => server.output()).join('')).not.toMatch(/unhandled error/);
+    const output = servers.map((server) => server.stdout() + server.stderr()).join('');
+    expect(output).not.toMatch(/unhandled error/);
   });
 }
 
