@@ -113,6 +113,47 @@ function plan(scenario: ScenarioName, data: LoadData): Plan & { measured: () => 
       },
     ],
   });
+  /**
+   * A browser flow's two requests, answered `expected`: the flow's start (`GET start`, its
+   * id and CSRF token kept on the connection), then its POST with `body()` and the token.
+   * Only the POST is measured (its latency; the rate counts completed pairs).
+   */
+  const flowThenPost = (
+    start: string,
+    submit: (flowId: string) => string,
+    expected: number,
+    body: () => Record<string, unknown>,
+  ): Plan & { measured: () => boolean } => ({
+    expected,
+    measured,
+    requests: [
+      {
+        method: 'GET',
+        path: start,
+        headers: { accept: 'application/json' },
+        onResponse: (status, text, context) => {
+          lastStepMeasured = false;
+          if (status === 200) context.flow = JSON.parse(text) as unknown;
+        },
+      },
+      {
+        method: 'POST',
+        setupRequest: (request, context) => {
+          const flow = context.flow as { id: string; csrf_token: string } | undefined;
+          if (!flow) return null;
+          return {
+            ...request,
+            path: submit(flow.id),
+            headers: { 'content-type': 'application/json', accept: 'application/json' },
+            body: JSON.stringify({ ...body(), csrf_token: flow.csrf_token }),
+          };
+        },
+        onResponse: () => {
+          lastStepMeasured = true;
+        },
+      },
+    ],
+  });
   switch (scenario) {
     case 'whoami': {
       const token = rotate(data.tokens);
@@ -165,44 +206,15 @@ function plan(scenario: ScenarioName, data: LoadData): Plan & { measured: () => 
     }
     case 'login': {
       const user = rotate(data.usernames);
-      return {
-        expected: 200,
-        measured,
-        requests: [
-          {
-            method: 'GET',
-            path: '/v1/login',
-            headers: { accept: 'application/json' },
-            onResponse: (status, body, context) => {
-              lastStepMeasured = false;
-              if (status === 200) {
-                const flow = JSON.parse(body) as { id: string; csrf_token: string };
-                context.flow = flow;
-              }
-            },
-          },
-          {
-            method: 'POST',
-            setupRequest: (request, context) => {
-              const flow = context.flow as { id: string; csrf_token: string } | undefined;
-              if (!flow) return null;
-              return {
-                ...request,
-                path: `/v1/flows/${flow.id}/password`,
-                headers: { 'content-type': 'application/json', accept: 'application/json' },
-                body: JSON.stringify({
-                  username: user(),
-                  password: data.password,
-                  csrf_token: flow.csrf_token,
-                }),
-              };
-            },
-            onResponse: () => {
-              lastStepMeasured = true;
-            },
-          },
-        ],
-      };
+      return flowThenPost(
+        '/v1/login',
+        (id) => `/v1/flows/${id}/password`,
+        200,
+        () => ({
+          username: user(),
+          password: data.password,
+        }),
+      );
     }
     case 'password': {
       const user = rotate(data.usernames);
@@ -279,41 +291,12 @@ function plan(scenario: ScenarioName, data: LoadData): Plan & { measured: () => 
       // A new identity per operation: a registration flow, then the password sign-up
       // (the policy, one argon2 hash, the identity, its audit row and its session).
       const username = freshUsernames();
-      return {
-        expected: 201,
-        measured,
-        requests: [
-          {
-            method: 'GET',
-            path: '/v1/registration',
-            headers: { accept: 'application/json' },
-            onResponse: (status, body, context) => {
-              lastStepMeasured = false;
-              if (status === 200) context.flow = JSON.parse(body) as unknown;
-            },
-          },
-          {
-            method: 'POST',
-            setupRequest: (request, context) => {
-              const flow = context.flow as { id: string; csrf_token: string } | undefined;
-              if (!flow) return null;
-              return {
-                ...request,
-                path: `/v1/registration/${flow.id}/password`,
-                headers: { 'content-type': 'application/json', accept: 'application/json' },
-                body: JSON.stringify({
-                  username: username(),
-                  password: SIGNUP_PASSWORD,
-                  csrf_token: flow.csrf_token,
-                }),
-              };
-            },
-            onResponse: () => {
-              lastStepMeasured = true;
-            },
-          },
-        ],
-      };
+      return flowThenPost(
+        '/v1/registration',
+        (id) => `/v1/registration/${id}/password`,
+        201,
+        () => ({ username: username(), password: SIGNUP_PASSWORD }),
+      );
     }
   }
 }
