@@ -3,6 +3,7 @@ import { WebhookEmitter } from './domain/webhooks/webhook-emitter.js';
 import type { FastifyInstance } from 'fastify';
 import { createArgon2Hasher } from './adapters/argon2-hasher.js';
 import { createOtplibTotp } from './adapters/otplib-totp.js';
+import { generateSigningKey } from './adapters/oidc-signing-key.js';
 import { simpleWebAuthn } from './adapters/webauthn.js';
 import { ProviderSignInCounters } from './adapters/provider-sign-in-metrics.js';
 import type { Logger } from 'pino';
@@ -12,6 +13,7 @@ import { LastUseRecorder } from './domain/sessions/last-use.js';
 import { OutboxCounters } from './domain/outbox/outbox-worker.js';
 import type { PasswordHasher } from './domain/passwords/password-hasher.js';
 import { LegacyTokens } from './domain/tokens/legacy-tokens.js';
+import type { KeyGenerator } from './domain/oidc/signing-keys.js';
 import type { AppDeps } from './http/deps.js';
 import type { ServerOptions } from './http/server.js';
 import { createPasswordPolicy } from './password-checks/password-checks.js';
@@ -26,6 +28,8 @@ export interface AppOverrides {
   store?: StoreHandle;
   clock?: Clock;
   hasher?: PasswordHasher;
+  /** Makes the OpenID provider's signing keys (an RSA key pair takes a CPU-bound moment). */
+  generateSigningKey?: KeyGenerator;
   /** Database schema to work in (PostgreSQL tests isolate themselves this way). */
   schema?: string;
   /** Tests only: hooks installed on the server before its routes. */
@@ -102,6 +106,7 @@ export async function buildServices(
       // Refreshed by the server once migrated and after each sweep (serve.ts).
       legacyTokens: new LegacyTokens(),
       totp: createOtplibTotp(),
+      generateSigningKey: overrides.generateSigningKey ?? generateSigningKey,
       secondFactorRule: config.rateLimits.secondFactor,
       outboxCounters: new OutboxCounters(),
       notices: config.mailNotices,

@@ -15,6 +15,7 @@ export type CliDeps = IdentityDeps & {
   secretBox: SecretBox;
   notices: NoticeSettings;
   webhooks: AppDeps['webhooks'];
+  generateSigningKey: AppDeps['generateSigningKey'];
 };
 
 /** CLI actions are audited as service `cli`, with the operating-system user who ran them. */

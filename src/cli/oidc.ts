@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { generateSigningKey } from '../adapters/oidc-signing-key.js';
 import {
   createOidcClient,
   listOidcClients,
@@ -116,7 +115,7 @@ export function oidcCommands(program: Command): void {
     .option('--json', 'print one JSON document')
     .action(async (options: { json?: boolean }) => {
       const key = await withServices((deps) =>
-        rotateSigningKey(deps, cliActor(), generateSigningKey, SIGNING_KEY_RETENTION_MS),
+        rotateSigningKey(deps, cliActor(), deps.generateSigningKey, SIGNING_KEY_RETENTION_MS),
       );
       if (options.json) return printJson(key);
       console.log(`new signing key ${key.kid} (${key.alg}), signing from ${key.activates_at}`);

@@ -10,6 +10,7 @@ import type { RateLimitRule } from '../lib/rate.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import type { LegacyTokens } from '../domain/tokens/legacy-tokens.js';
 import type { TotpEngine } from '../domain/second-factor/totp.js';
+import type { KeyGenerator } from '../domain/oidc/signing-keys.js';
 import type { OutboxCounters } from '../domain/outbox/outbox-worker.js';
 import type { NoticeSettings } from '../domain/notices/notices.js';
 import type { WebhookEmitter } from '../domain/webhooks/webhook-emitter.js';
@@ -38,6 +39,8 @@ export interface AppDeps {
   legacyTokens: LegacyTokens;
   /** RFC 6238 codes for the second factor (docs/two-factor.md). */
   totp: TotpEngine;
+  /** New signing keys of the OpenID provider (adapters/oidc-signing-key.ts). */
+  generateSigningKey: KeyGenerator;
   /** Second-factor codes per identity (SERVICE_RATE_LIMIT_SECOND_FACTOR). */
   secondFactorRule: RateLimitRule;
   /** What this process's outbox worker delivered (serve.ts runs it), for /metrics. */

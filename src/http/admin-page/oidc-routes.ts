@@ -1,6 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { generateSigningKey } from '../../adapters/oidc-signing-key.js';
 import { operatorActor } from '../../domain/admin/operators.js';
 import { DomainError, notFound } from '../../domain/errors.js';
 import {
@@ -164,7 +163,7 @@ export function oidcRoutes(app: FastifyInstance, deps: AppDeps): void {
       await rotateSigningKey(
         deps,
         await actor(request),
-        generateSigningKey,
+        deps.generateSigningKey,
         SIGNING_KEY_RETENTION_MS,
       );
       return reply.header('cache-control', 'no-store').redirect(back('rotated'), 303);

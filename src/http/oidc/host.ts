@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import { generateSigningKey } from '../../adapters/oidc-signing-key.js';
 import { SIGNING_KEY_RETENTION_MS } from '../../domain/oidc/lifetimes.js';
 import {
   KEY_REFRESH_MS,
@@ -95,7 +94,7 @@ export class OidcHost {
       await ensureSigningKey(
         this.deps,
         { ...OIDC_ACTOR, details: { via: 'first start' } },
-        generateSigningKey,
+        this.deps.generateSigningKey,
       );
     }
     const keys = await publishedSigningKeys(this.deps, SIGNING_KEY_RETENTION_MS);
