@@ -61,12 +61,13 @@ export interface FakeIssuer {
   close(): Promise<void>;
 }
 
+type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
+
 /**
  * The issuers' RSA keys, made once per test worker: a 2048-bit key pair takes 0.4-0.6 s of
  * CPU on a 2-core machine, and the suite starts seven issuers. Each issuer is its own `iss`,
  * so sharing the keys lets no token of one pass for another's.
  */
-type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
 let issuerKeys: Promise<{ own: KeyPair; foreign: KeyPair }> | undefined;
 
 export async function startFakeIssuer(): Promise<FakeIssuer> {
