@@ -35,6 +35,7 @@ import { createServiceToken } from '../src/domain/service-tokens/service-token-s
 import { hashToken } from '../src/lib/tokens.js';
 import { BENCH_PASSWORD, sessionToken, username } from './lib/data.js';
 import { SMALL_SHAPE, freshPostgresDatabase, serviceEnv } from './lib/databases.js';
+import { BENCH_POSTGRES_URL } from './lib/options.js';
 import { seedDatabase } from './lib/seed.js';
 
 const BATCH = 1_000;
@@ -71,9 +72,7 @@ if (values.sql) {
 const dir = mkdtempSync(join(tmpdir(), 'tessera-probe-'));
 const { url, drop } =
   values.db === 'postgres'
-    ? await freshPostgresDatabase(
-        process.env.SERVICE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-      )
+    ? await freshPostgresDatabase(BENCH_POSTGRES_URL)
     : { url: join(dir, 'probe.db'), drop: async () => undefined };
 const acceptAll: PasswordHasher = {
   hash: async () => 'not-a-hash',

@@ -24,7 +24,7 @@ import pg from 'pg';
 import { DAY_MS, HOUR_MS, buildOverview } from '../src/domain/admin/overview.js';
 import { openStorage } from '../src/storage/open.js';
 import { type BenchDatabase, largeDatabase, smallDatabase } from './lib/databases.js';
-import type { DbKind } from './lib/options.js';
+import { BENCH_POSTGRES_URL, type DbKind } from './lib/options.js';
 
 const { values } = parseArgs({
   options: {
@@ -35,8 +35,7 @@ const { values } = parseArgs({
 });
 const kind = values.db as DbKind;
 const runs = Number(values.runs);
-const postgresUrl =
-  process.env.SERVICE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const postgresUrl = BENCH_POSTGRES_URL;
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 

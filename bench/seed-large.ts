@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LARGE_SHAPE, seedLarge } from './lib/databases.js';
+import { BENCH_POSTGRES_URL } from './lib/options.js';
 import { ROOT, run } from './lib/processes.js';
 
 const { values } = parseArgs({
@@ -27,8 +28,7 @@ if (values.db !== 'sqlite' && values.db !== 'postgres') {
 }
 if (!existsSync(join(ROOT, 'dist/cli/main.js'))) await run('npm', ['run', 'build']);
 
-const postgresUrl =
-  process.env.SERVICE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const postgresUrl = BENCH_POSTGRES_URL;
 const workDir = mkdtempSync(join(tmpdir(), 'tessera-seed-'));
 const started = Date.now();
 let lastLog = 0;

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
-import type { DbKind } from './options.js';
+import { BENCH_POSTGRES_URL, type DbKind } from './options.js';
 import { freshPostgresDatabase, serviceEnv } from './databases.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -76,12 +76,10 @@ export async function onEachDatabase(
   dir: string,
   measure: (kind: DbKind, env: NodeJS.ProcessEnv) => Promise<void>,
 ): Promise<void> {
-  const adminUrl =
-    process.env.SERVICE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   for (const kind of kinds) {
     const database =
       kind === 'postgres'
-        ? await freshPostgresDatabase(adminUrl)
+        ? await freshPostgresDatabase(BENCH_POSTGRES_URL)
         : { url: join(dir, 'tessera.db'), drop: async () => undefined };
     try {
       const env = serviceEnv(database.url, dir);

@@ -1,6 +1,10 @@
 import { parseArgs } from 'node:util';
 import type { ScenarioName } from './load.js';
 
+/** The PostgreSQL server the benches create their databases on (an admin connection). */
+export const BENCH_POSTGRES_URL =
+  process.env.SERVICE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
 export type DbKind = 'sqlite' | 'postgres';
 
 export const ALL_SCENARIOS: ScenarioName[] = [
@@ -115,8 +119,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     large: values.large,
     profile: values.profile,
     build: !values['no-build'],
-    postgresUrl:
-      process.env.SERVICE_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    postgresUrl: BENCH_POSTGRES_URL,
     out: values.out ?? (values.large ? 'large' : 'latest'),
   };
 }
