@@ -2,6 +2,7 @@ import type { RateLimitHit } from '../../domain/rate-limit/rate-limit-store.js';
 import type { Store } from '../../domain/store.js';
 import { hitInOrder } from '../queries/rate-limits.js';
 import { FLOW_COLUMNS, hitRateLimitArgs, signInSql } from '../queries/sign-in-sql.js';
+import { jsonRead } from './json-row.js';
 import type { PostgresPool } from './pool.js';
 import { unsyncedRow } from './unsynced-commit.js';
 
@@ -13,6 +14,11 @@ export type SignInStatements = Pick<
   | 'findFlow'
   | 'findIdentityByUsername'
   | 'findTotpFactor'
+>;
+
+/** The row a read of SignInStatements answers. */
+type Row<Read extends keyof SignInStatements> = NonNullable<
+  Awaited<ReturnType<SignInStatements[Read]>>
 >;
 
 // The counters' upsert and the flow's insert commit unsynced, as on SQLite.
@@ -28,20 +34,29 @@ const SQL = signInSql((n) => `$${n}`, unsyncedRow);
  * A counter and a new flow commit without waiting for the WAL flush (unsynced-commit.ts).
  */
 export function postgresSignInStatements(pool: PostgresPool): SignInStatements {
-  async function first<Row extends object>(
-    name: string,
-    text: string,
-    values: unknown[],
-  ): Promise<Row | undefined> {
-    return (await pool.query<Row>({ name, text, values })).rows[0];
-  }
+  // Rows read as one JSON value each (json-row.ts).
+  const flow = jsonRead<Row<'findFlow'>>(pool, 'tessera_flow_by_id', SQL.findFlow, 'object');
+  const identity = jsonRead<Row<'findIdentityByUsername'>>(
+    pool,
+    'tessera_identity_by_username',
+    SQL.findIdentityByUsername,
+    'object',
+  );
+  const totpFactor = jsonRead<Row<'findTotpFactor'>>(
+    pool,
+    'tessera_totp_factor',
+    SQL.findTotpFactor,
+    'object',
+  );
 
   async function hit(key: string, windowMs: number, now: number): Promise<RateLimitHit> {
-    const row = await first<RateLimitHit>(
-      'tessera_rate_limit_hit',
-      SQL.hitRateLimit,
-      hitRateLimitArgs(key, windowMs, now),
-    );
+    const [row] = (
+      await pool.query<RateLimitHit>({
+        name: 'tessera_rate_limit_hit',
+        text: SQL.hitRateLimit,
+        values: hitRateLimitArgs(key, windowMs, now),
+      })
+    ).rows;
     if (!row) throw new Error('the rate-limit upsert returned no row');
     return row;
   }
@@ -57,9 +72,8 @@ export function postgresSignInStatements(pool: PostgresPool): SignInStatements {
         values: FLOW_COLUMNS.map((column) => record[column]),
       });
     },
-    findFlow: (id) => first('tessera_flow_by_id', SQL.findFlow, [id]),
-    findIdentityByUsername: (username) =>
-      first('tessera_identity_by_username', SQL.findIdentityByUsername, [username]),
-    findTotpFactor: (identityId) => first('tessera_totp_factor', SQL.findTotpFactor, [identityId]),
+    findFlow: (id) => flow([id]),
+    findIdentityByUsername: (username) => identity([username]),
+    findTotpFactor: (identityId) => totpFactor([identityId]),
   };
 }
