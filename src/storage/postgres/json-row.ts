@@ -1,19 +1,20 @@
 import type { PostgresPool } from './pool.js';
 
 /**
- * A named prepared read (`select`, a plain `SELECT <columns> FROM …`) that answers its row
- * as one JSON value, an array of the columns in order or an object keyed by their names;
- * undefined when no row matches.
+ * Named prepared reads on `pool` (`select`, a plain `SELECT <columns> FROM …`) that answer
+ * their row as one JSON value, an array of the columns in order or an object keyed by their
+ * names; undefined when no row matches.
  */
-export function jsonRead<Value>(
-  pool: PostgresPool,
-  name: string,
-  select: string,
-  as: 'array' | 'object',
-): (values: unknown[]) => Promise<Value | undefined> {
-  const text = jsonRow(select, as);
-  return async (values) =>
-    (await pool.query<[Value]>({ name, text, values, rowMode: 'array' })).rows[0]?.[0];
+export function jsonReads(pool: PostgresPool) {
+  return <Value>(
+    name: string,
+    select: string,
+    as: 'array' | 'object',
+  ): ((values: unknown[]) => Promise<Value | undefined>) => {
+    const text = jsonRow(select, as);
+    return async (values) =>
+      (await pool.query<[Value]>({ name, text, values, rowMode: 'array' })).rows[0]?.[0];
+  };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { ServiceTokenRecord } from '../../domain/service-tokens/service-tok
 import type { PreparedReads } from '../store.js';
 import { accessTokenRead, oidcSql, postgresJsonField } from '../queries/oidc.js';
 import { type SessionCheckTuple, fromSessionCheckTuple, hotPathSql } from '../queries/sessions.js';
-import { jsonRead } from './json-row.js';
+import { jsonReads } from './json-row.js';
 import type { PostgresPool } from './pool.js';
 
 /**
@@ -23,8 +23,7 @@ export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
   const sql = hotPathSql('$1');
   const oidc = oidcSql((n) => `$${n}`, postgresJsonField);
 
-  const read = <Value>(name: string, select: string, as: 'array' | 'object') =>
-    jsonRead<Value>(pool, name, select, as);
+  const read = jsonReads(pool);
 
   const sessionCheck = read<SessionCheckTuple>(
     'tessera_session_check',

@@ -2,7 +2,7 @@ import type { RateLimitHit } from '../../domain/rate-limit/rate-limit-store.js';
 import type { Store } from '../../domain/store.js';
 import { hitInOrder } from '../queries/rate-limits.js';
 import { FLOW_COLUMNS, hitRateLimitArgs, signInSql } from '../queries/sign-in-sql.js';
-import { jsonRead } from './json-row.js';
+import { jsonReads } from './json-row.js';
 import type { PostgresPool } from './pool.js';
 import { unsyncedRow } from './unsynced-commit.js';
 
@@ -35,15 +35,14 @@ const SQL = signInSql((n) => `$${n}`, unsyncedRow);
  */
 export function postgresSignInStatements(pool: PostgresPool): SignInStatements {
   // Rows read as one JSON value each (json-row.ts).
-  const flow = jsonRead<Row<'findFlow'>>(pool, 'tessera_flow_by_id', SQL.findFlow, 'object');
-  const identity = jsonRead<Row<'findIdentityByUsername'>>(
-    pool,
+  const read = jsonReads(pool);
+  const flow = read<Row<'findFlow'>>('tessera_flow_by_id', SQL.findFlow, 'object');
+  const identity = read<Row<'findIdentityByUsername'>>(
     'tessera_identity_by_username',
     SQL.findIdentityByUsername,
     'object',
   );
-  const totpFactor = jsonRead<Row<'findTotpFactor'>>(
-    pool,
+  const totpFactor = read<Row<'findTotpFactor'>>(
     'tessera_totp_factor',
     SQL.findTotpFactor,
     'object',
