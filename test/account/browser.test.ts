@@ -2,7 +2,12 @@ import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium, listenForBrowser } from '../helpers/chromium.js';
+import {
+  describeInChromium,
+  sharedChromium,
+  releaseChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { FIREFOX, NEW_PASSWORD, PASSWORD, addUser } from './helpers.js';
 
 const SCREENSHOTS = 'test-results';
@@ -17,12 +22,12 @@ describeInChromium('account page in Chromium', () => {
   beforeAll(async () => {
     t = await createTestApp('sqlite');
     tessera = await listenForBrowser(t);
-    browser = await launchChromium();
+    browser = await sharedChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {
     for (const context of contexts) await context.close();
-    await browser?.close();
+    await releaseChromium(browser);
     await t?.close();
   });
 

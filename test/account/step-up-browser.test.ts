@@ -1,7 +1,12 @@
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium, listenForBrowser } from '../helpers/chromium.js';
+import {
+  describeInChromium,
+  sharedChromium,
+  releaseChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { LOOSE_SIGN_IN_LIMITS, PASSWORD } from '../flows/helpers.js';
 import { STEP_MS, enrolledIdentity, totpCode } from '../second-factor/helpers.js';
@@ -20,11 +25,11 @@ describeInChromium('stepping up on the hosted two-factor page', () => {
     beforeAll(async () => {
       t = await createTestApp(kind, LOOSE_SIGN_IN_LIMITS);
       tessera = await listenForBrowser(t);
-      browser = await launchChromium();
+      browser = await sharedChromium();
     });
     afterAll(async () => {
       await context?.close();
-      await browser?.close();
+      await releaseChromium(browser);
       await t?.close();
     });
 

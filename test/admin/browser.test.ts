@@ -4,7 +4,12 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { setIdentityEmail } from '../../src/domain/identities/identity-email.js';
 import { registerIdentity } from '../../src/domain/identities/identity-service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium, listenForBrowser } from '../helpers/chromium.js';
+import {
+  describeInChromium,
+  sharedChromium,
+  releaseChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { PASSWORD, addIdentity } from '../flows/helpers.js';
 import { enrolledIdentity, totpCode, STEP_MS } from '../second-factor/helpers.js';
 import { CLI_ACTOR, auditRows, operatorAtAal2 } from './helpers.js';
@@ -23,13 +28,13 @@ describeInChromium('admin console in Chromium', () => {
   beforeAll(async () => {
     t = await createTestApp('sqlite');
     tessera = await listenForBrowser(t);
-    browser = await launchChromium();
+    browser = await sharedChromium();
     mkdirSync(SCREENSHOTS, { recursive: true });
     root = await operatorAtAal2(t);
   });
   afterAll(async () => {
     for (const context of contexts) await context.close();
-    await browser?.close();
+    await releaseChromium(browser);
     await t?.close();
   });
 

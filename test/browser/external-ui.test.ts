@@ -6,7 +6,8 @@ import { auditEntries } from '../helpers/core.js';
 import {
   addAlice,
   describeInChromium,
-  launchChromium,
+  sharedChromium,
+  releaseChromium,
   TabPool,
   listenForBrowser,
 } from '../helpers/chromium.js';
@@ -72,11 +73,11 @@ describeInChromium('external login UI in a real browser', () => {
     await addAlice(t);
     tessera = await listenForBrowser(t);
     ui.tessera = tessera;
-    browser = await launchChromium();
+    browser = await sharedChromium();
     tabs = new TabPool(browser);
   });
   afterAll(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     await t?.close();
     await ui?.close();
     await elsewhere?.close();

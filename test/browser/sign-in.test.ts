@@ -8,7 +8,8 @@ import {
   addAlice,
   describeInChromium,
   fetchInPage,
-  launchChromium,
+  sharedChromium,
+  releaseChromium,
   listenForBrowser,
   TabPool,
 } from '../helpers/chromium.js';
@@ -30,12 +31,12 @@ describeInChromium('hosted sign-in in a real browser', () => {
     t = await createTestApp('sqlite', { SERVICE_SESSION_CORS_ORIGINS: app.origin });
     await addAlice(t);
     tessera = await listenForBrowser(t);
-    browser = await launchChromium();
+    browser = await sharedChromium();
     tabs = new TabPool(browser);
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     await t?.close();
     await app?.close();
     await unlisted?.close();

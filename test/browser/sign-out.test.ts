@@ -3,7 +3,12 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/lib/tokens.js';
 import { LOOSE_SIGN_IN_LIMITS } from '../flows/helpers.js';
-import { describeInChromium, launchChromium, TabPool } from '../helpers/chromium.js';
+import {
+  describeInChromium,
+  sharedChromium,
+  releaseChromium,
+  TabPool,
+} from '../helpers/chromium.js';
 import { addClient, addUser, type OidcApp, PASSWORD, startOidcApp } from '../oidc/helpers.js';
 import { relyingParty, startAuthorization } from '../oidc/relying-party.js';
 import { type AppSite, startAppSite } from './pages.js';
@@ -34,12 +39,12 @@ describeInChromium('Sign out on every hosted page', () => {
       public: true,
     });
     thirdParty = { clientId: client.client_id, callback };
-    browser = await launchChromium();
+    browser = await sharedChromium();
     tabs = new TabPool(browser);
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     await site?.close();
     await t?.close();
   });

@@ -5,7 +5,8 @@ import { PASSWORD } from '../helpers/core.js';
 import {
   addAlice,
   describeInChromium,
-  launchChromium,
+  sharedChromium,
+  releaseChromium,
   listenForBrowser,
 } from '../helpers/chromium.js';
 import { describeEachDatabase } from '../helpers/databases.js';
@@ -39,7 +40,7 @@ describeInChromium('two-step verification in a real browser', () => {
       t = await createTestApp(kind, {});
       await addAlice(t);
       tessera = await listenForBrowser(t);
-      browser = await launchChromium();
+      browser = await sharedChromium();
       context = await browser.newContext({ javaScriptEnabled: true });
       context.on('console', (message) => {
         if (/Content.Security.Policy/i.test(message.text())) violations.push(message.text());
@@ -47,7 +48,7 @@ describeInChromium('two-step verification in a real browser', () => {
       page = await context.newPage();
     });
     afterAll(async () => {
-      await browser?.close();
+      await releaseChromium(browser);
       await t?.close();
     });
 

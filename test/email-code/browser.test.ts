@@ -2,7 +2,12 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { OutboxWorker } from '../../src/domain/outbox/outbox-worker.js';
 import { type TestApp, createTestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium, listenForBrowser } from '../helpers/chromium.js';
+import {
+  describeInChromium,
+  sharedChromium,
+  releaseChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp.js';
 import { LOOSE_SIGN_IN_LIMITS } from '../flows/helpers.js';
 import { STEP_MS, enrolTotp, signedIn, totpCode } from '../second-factor/helpers.js';
@@ -26,7 +31,7 @@ describeInChromium('sign-in by email code in Chromium', () => {
     t = await createTestApp('sqlite', { ...LOOSE_SIGN_IN_LIMITS, ...EMAIL_CODE_ON });
     writer = await t.token('identity_write');
     tessera = await listenForBrowser(t);
-    browser = await launchChromium();
+    browser = await sharedChromium();
     smtp = await startTestSmtp();
     worker = courierFor(t, smtp);
   });
@@ -34,7 +39,7 @@ describeInChromium('sign-in by email code in Chromium', () => {
     for (const context of contexts) await context.close();
     await worker?.stop();
     await smtp?.stop();
-    await browser?.close();
+    await releaseChromium(browser);
     await t?.close();
   });
 

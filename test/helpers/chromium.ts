@@ -30,12 +30,38 @@ export function describeInChromium(title: string, body: () => void): void {
 }
 
 /** Headless Chromium with the flags a closed network and a root user need. */
-export function launchChromium(): Promise<Browser> {
+function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
+}
+
+let workerBrowser: Promise<Browser> | undefined;
+
+/**
+ * The test worker's Chromium: launched by the first browser suite the worker runs and kept
+ * for the next ones (a worker runs its files one after another, and `isolate: false` keeps
+ * this module between them). Launching and closing it cost about 1.5 s of CPU on a 2-core
+ * machine, which each of the 17 browser files paid (some twice, once per database).
+ * Playwright ends it when the worker exits; a browser that died is launched again. A suite
+ * gives it back with `releaseChromium`, never `close()`.
+ */
+export async function sharedChromium(): Promise<Browser> {
+  const current = await workerBrowser?.catch(() => undefined);
+  if (current?.isConnected()) return current;
+  workerBrowser = launchChromium();
+  return workerBrowser;
+}
+
+/**
+ * Ends a suite's use of the shared browser: every context it opened is closed (pages,
+ * cookies, virtual authenticators with them), so the next file starts from an empty browser.
+ */
+export async function releaseChromium(browser: Browser | undefined): Promise<void> {
+  if (!browser?.isConnected()) return;
+  await Promise.all(browser.contexts().map((context) => context.close().catch(() => undefined)));
 }
 
 /** A browser context with its first page, as a fresh one is; `close` ends its use. */
@@ -66,14 +92,14 @@ export class TabPool {
     if (reused) return reused;
     const context = await this.browser.newContext(options);
     const page = await context.newPage();
+    const ownListeners = [listenersOf(context), listenersOf(page)];
     const tab: BrowserTab = {
       context,
       page,
       close: async () => {
         try {
           for (const other of context.pages()) if (other !== page) await other.close();
-          context.removeAllListeners();
-          page.removeAllListeners();
+          for (const own of ownListeners) own.removeAddedSince();
           await context.unrouteAll({ behavior: 'ignoreErrors' });
           await page.unrouteAll({ behavior: 'ignoreErrors' });
           await context.clearCookies();
@@ -87,6 +113,32 @@ export class TabPool {
     };
     return tab;
   }
+}
+
+/** The parts of Playwright's event emitter its typings leave out. */
+interface Emitter {
+  eventNames(): (string | symbol)[];
+  rawListeners(name: string | symbol): unknown[];
+  removeListener(name: string | symbol, listener: unknown): void;
+}
+
+/**
+ * The listeners a test adds to a page or context, removed again without touching
+ * Playwright's own (`removeAllListeners` would take the one `close()` waits on with them,
+ * and closing that context would then never finish).
+ */
+function listenersOf(target: BrowserContext | Page) {
+  const emitter = target as unknown as Emitter;
+  const before = new Set(emitter.eventNames().flatMap((name) => emitter.rawListeners(name)));
+  return {
+    removeAddedSince(): void {
+      for (const name of emitter.eventNames()) {
+        for (const listener of emitter.rawListeners(name)) {
+          if (!before.has(listener)) emitter.removeListener(name, listener);
+        }
+      }
+    },
+  };
 }
 
 /** The identity the browser suites sign in as: alice, with PASSWORD. */

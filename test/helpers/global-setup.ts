@@ -7,6 +7,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** `dist/cli/main.js` of this run's build of src/ (see test/helpers/cli.ts). */
     tesseraCli: string;
+    /** A directory for files that tests of any worker leave behind; removed after the run. */
+    scratchDir: string;
   }
 }
 
@@ -65,5 +67,7 @@ export default async function setup(project: TestProject): Promise<() => void> {
   await transpile();
   project.onTestsRerun(transpile);
   project.provide('tesseraCli', join(pkg, 'dist', 'cli', 'main.js'));
+  mkdirSync(join(pkg, 'scratch'));
+  project.provide('scratchDir', join(pkg, 'scratch'));
   return () => rmSync(pkg, { recursive: true, force: true });
 }

@@ -3,7 +3,12 @@ import * as rp from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAppSite, type AppSite } from '../browser/pages.js';
-import { describeInChromium, launchChromium, TabPool } from '../helpers/chromium.js';
+import {
+  describeInChromium,
+  sharedChromium,
+  releaseChromium,
+  TabPool,
+} from '../helpers/chromium.js';
 import {
   createTestDatabase,
   postgresAvailable,
@@ -45,12 +50,12 @@ function oidcFlowSuite(kind: DatabaseKind, instances: 1 | 2) {
         : front;
     site = await startAppSite('App');
     identityId = (await addUser(front)).id;
-    browser = await launchChromium();
+    browser = await sharedChromium();
     tabs = new TabPool(browser);
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     await site?.close();
     if (back !== front) await back?.close();
     await front?.close();

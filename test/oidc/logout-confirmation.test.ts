@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type BrowserTab,
   describeInChromium,
-  launchChromium,
+  sharedChromium,
+  releaseChromium,
   TabPool,
 } from '../helpers/chromium.js';
 import { postgresAvailable, type DatabaseKind } from '../helpers/databases.js';
@@ -61,11 +62,11 @@ function logoutSuite(kind: DatabaseKind) {
       logout: 'yes',
       xsrf: 'guessed',
     });
-    browser = await launchChromium();
+    browser = await sharedChromium();
     tabs = new TabPool(browser);
   });
   afterAll(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     await site?.close();
     await t?.close();
   });

@@ -7,7 +7,8 @@ import {
   addAlice,
   describeInChromium,
   fetchInPage,
-  launchChromium,
+  sharedChromium,
+  releaseChromium,
   listenForBrowser,
 } from '../helpers/chromium.js';
 import { type DatabaseKind, postgresAvailable } from '../helpers/databases.js';
@@ -27,11 +28,11 @@ for (const kind of kinds) {
       await addAlice(t);
       // localhost, not 127.0.0.1: WebAuthn's relying party id must be a domain name.
       tessera = await listenForBrowser(t, 'localhost');
-      browser = await launchChromium();
+      browser = await sharedChromium();
       mkdirSync(SCREENSHOTS, { recursive: true });
     });
     afterAll(async () => {
-      await browser?.close();
+      await releaseChromium(browser);
       await t?.close();
     });
 

@@ -5,7 +5,12 @@ import {
   confirmTotpEnrolment,
   startTotpEnrolment,
 } from '../../src/domain/second-factor/enrolment.js';
-import { describeInChromium, launchChromium, TabPool } from '../helpers/chromium.js';
+import {
+  describeInChromium,
+  sharedChromium,
+  releaseChromium,
+  TabPool,
+} from '../helpers/chromium.js';
 import {
   createTestDatabase,
   postgresAvailable,
@@ -72,11 +77,11 @@ function providerSignInSuite(kind: DatabaseKind, instances: 1 | 2) {
     db = await createTestDatabase(kind);
     front = await startDownstream(kind, providers, env, { db, port: frontPort });
     back = instances === 2 ? await startDownstream(kind, providers, env, { db }) : front;
-    browser = await launchChromium();
+    browser = await sharedChromium();
     tabs = new TabPool(browser);
   });
   afterAll(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     if (back !== front) await back?.close();
     await front?.close();
     await db?.drop();

@@ -1,11 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inject } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import type { DatabaseKind, TestDatabase } from '../helpers/databases.js';
 import { freePort } from '../oidc/helpers.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'tessera-provider-tests-'));
+// Shared by the files a test worker runs (isolate: false), so removed with the run's scratch.
+const dir = mkdtempSync(join(inject('scratchDir'), 'providers-'));
 let files = 0;
 
 /** A providers file (docs/providers.md) written for one test app. */

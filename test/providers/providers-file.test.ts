@@ -1,11 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tessera-providers-'));
 let count = 0;
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function load(document: unknown, env: Record<string, string> = {}) {
   count += 1;

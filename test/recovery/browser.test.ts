@@ -3,7 +3,12 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { OutboxWorker } from '../../src/domain/outbox/outbox-worker.js';
 import { NEW_PASSWORD, PASSWORD, addUser } from '../account/helpers.js';
 import { type TestApp, createTestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium, listenForBrowser } from '../helpers/chromium.js';
+import {
+  describeInChromium,
+  sharedChromium,
+  releaseChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp.js';
 import { STEP_MS, enrolTotp, signedIn, totpCode } from '../second-factor/helpers.js';
 import { courierFor } from '../verification/helpers.js';
@@ -21,7 +26,7 @@ describeInChromium('account recovery in Chromium', () => {
   beforeAll(async () => {
     t = await createTestApp('sqlite');
     tessera = await listenForBrowser(t);
-    browser = await launchChromium();
+    browser = await sharedChromium();
     smtp = await startTestSmtp();
     worker = courierFor(t, smtp);
     writer = await t.token('identity_write');
@@ -30,7 +35,7 @@ describeInChromium('account recovery in Chromium', () => {
     for (const context of contexts) await context.close();
     await worker?.stop();
     await smtp?.stop();
-    await browser?.close();
+    await releaseChromium(browser);
     await t?.close();
   });
 

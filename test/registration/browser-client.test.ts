@@ -5,7 +5,8 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import {
   browserClientBundle,
   describeInChromium,
-  launchChromium,
+  sharedChromium,
+  releaseChromium,
   listenForBrowser,
 } from '../helpers/chromium.js';
 import { PASSWORD } from '../helpers/core.js';
@@ -47,13 +48,13 @@ describeInChromium('the browser client in an operator’s own sign-up UI', () =>
     });
     tessera = await listenForBrowser(t);
     ui.tessera = tessera;
-    browser = await launchChromium();
+    browser = await sharedChromium();
     page = await browser.newPage();
     await page.goto(`${ui.origin}/done`);
     await page.addScriptTag({ content: await browserClientBundle() });
   });
   afterAll(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     await t?.close();
     await issuer?.close();
     await ui?.close();

@@ -2,7 +2,12 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { OutboxWorker } from '../../src/domain/outbox/outbox-worker.js';
 import { type TestApp, createTestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium, listenForBrowser } from '../helpers/chromium.js';
+import {
+  describeInChromium,
+  sharedChromium,
+  releaseChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp.js';
 import { LOOSE_SIGN_IN_LIMITS } from '../flows/helpers.js';
 import { courierFor } from '../verification/helpers.js';
@@ -30,7 +35,7 @@ describeInChromium('sign-up in Chromium', () => {
     });
     // localhost, not 127.0.0.1: WebAuthn's relying party id must be a domain name.
     tessera = await listenForBrowser(t, 'localhost');
-    browser = await launchChromium();
+    browser = await sharedChromium();
     smtp = await startTestSmtp();
     worker = courierFor(t, smtp);
   });
@@ -38,7 +43,7 @@ describeInChromium('sign-up in Chromium', () => {
     for (const context of contexts) await context.close();
     await worker?.stop();
     await smtp?.stop();
-    await browser?.close();
+    await releaseChromium(browser);
     await t?.close();
   });
 

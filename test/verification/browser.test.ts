@@ -3,7 +3,12 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { OutboxWorker } from '../../src/domain/outbox/outbox-worker.js';
 import { PASSWORD, addUser } from '../account/helpers.js';
 import { type TestApp, createTestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium, listenForBrowser } from '../helpers/chromium.js';
+import {
+  describeInChromium,
+  sharedChromium,
+  releaseChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp.js';
 import { courierFor } from './helpers.js';
 
@@ -19,7 +24,7 @@ describeInChromium('email verification in Chromium', () => {
   beforeAll(async () => {
     t = await createTestApp('sqlite');
     tessera = await listenForBrowser(t);
-    browser = await launchChromium();
+    browser = await sharedChromium();
     smtp = await startTestSmtp();
     worker = courierFor(t, smtp);
   });
@@ -27,7 +32,7 @@ describeInChromium('email verification in Chromium', () => {
     for (const context of contexts) await context.close();
     await worker?.stop();
     await smtp?.stop();
-    await browser?.close();
+    await releaseChromium(browser);
     await t?.close();
   });
 

@@ -5,7 +5,12 @@ import { OutboxCounters, type OutboxWorker } from '../../src/domain/outbox/outbo
 import { systemClock } from '../../src/lib/clock.js';
 import { auditRows, getPage, operatorAtAal2 } from '../admin/helpers.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { describeInChromium, launchChromium, listenForBrowser } from '../helpers/chromium.js';
+import {
+  describeInChromium,
+  sharedChromium,
+  releaseChromium,
+  listenForBrowser,
+} from '../helpers/chromium.js';
 import { PASSWORD, uniqueName } from '../helpers/core.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -21,7 +26,7 @@ describeInChromium('the console’s Webhooks page in Chromium', () => {
   beforeAll(async () => {
     t = await createTestApp('sqlite', { SERVICE_WEBHOOK_ALLOW_PRIVATE: 'on' });
     tessera = await listenForBrowser(t);
-    browser = await launchChromium();
+    browser = await sharedChromium();
     receiver = await WebhookReceiver.start();
     worker = buildCourier(
       { smtpUrl: null, from: 'Tessera <t@example.com>', templatesDir: null },
@@ -36,7 +41,7 @@ describeInChromium('the console’s Webhooks page in Chromium', () => {
   });
   afterAll(async () => {
     await worker?.stop();
-    await browser?.close();
+    await releaseChromium(browser);
     await receiver?.stop();
     await t?.close();
   });

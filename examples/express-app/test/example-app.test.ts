@@ -8,7 +8,8 @@ import { childEnv } from '../../../test/helpers/cli.js';
 import {
   browserClientBundle,
   describeInChromium,
-  launchChromium,
+  sharedChromium,
+  releaseChromium,
 } from '../../../test/helpers/chromium.js';
 import {
   startTessera,
@@ -69,12 +70,12 @@ describeInChromium('the Express example app, signed in through Tessera in Chromi
         TESSERA_URL: tessera.url,
         TESSERA_ACCEPT_LEGACY_TOKENS: String(tessera.legacyTokens),
       }),
-      launchChromium(),
+      sharedChromium(),
     ]);
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {
-    await browser?.close();
+    await releaseChromium(browser);
     example?.kill('SIGTERM');
     await tessera?.stop();
   });
