@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import {
@@ -17,7 +17,6 @@ describeInChromium('account page in Chromium', () => {
   let t: TestApp;
   let tessera: string;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
     t = await createTestApp('sqlite');
@@ -26,7 +25,6 @@ describeInChromium('account page in Chromium', () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => {
-    for (const context of contexts) await context.close();
     await releaseChromium(browser);
     await t?.close();
   });
@@ -37,7 +35,6 @@ describeInChromium('account page in Chromium', () => {
       javaScriptEnabled: false,
       ...(userAgent ? { userAgent } : {}),
     });
-    contexts.push(context);
     // A missing element fails the test at once, not after Playwright's 30 s.
     context.setDefaultTimeout(5_000);
     return context.newPage();

@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { setIdentityEmail } from '../../src/domain/identities/identity-email.js';
 import { registerIdentity } from '../../src/domain/identities/identity-service.js';
@@ -22,7 +22,6 @@ describeInChromium('admin console in Chromium', () => {
   let t: TestApp;
   let tessera: string;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
   let root: Awaited<ReturnType<typeof operatorAtAal2>>;
 
   beforeAll(async () => {
@@ -33,7 +32,6 @@ describeInChromium('admin console in Chromium', () => {
     root = await operatorAtAal2(t);
   });
   afterAll(async () => {
-    for (const context of contexts) await context.close();
     await releaseChromium(browser);
     await t?.close();
   });
@@ -41,7 +39,6 @@ describeInChromium('admin console in Chromium', () => {
   /** A browser profile of its own, script off, holding `session` as its cookie if given. */
   async function device(session?: string): Promise<Page> {
     const context = await browser.newContext({ javaScriptEnabled: false, acceptDownloads: true });
-    contexts.push(context);
     context.setDefaultTimeout(5_000);
     if (session) {
       await context.addCookies([{ name: 'service_session', value: session, url: tessera }]);

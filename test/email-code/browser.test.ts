@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { OutboxWorker } from '../../src/domain/outbox/outbox-worker.js';
 import { type TestApp, createTestApp } from '../helpers/app.js';
@@ -25,7 +25,6 @@ describeInChromium('sign-in by email code in Chromium', () => {
   let browser: Browser;
   let smtp: TestSmtp;
   let worker: OutboxWorker;
-  const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
     t = await createTestApp('sqlite', { ...LOOSE_SIGN_IN_LIMITS, ...EMAIL_CODE_ON });
@@ -36,7 +35,6 @@ describeInChromium('sign-in by email code in Chromium', () => {
     worker = courierFor(t, smtp);
   });
   afterAll(async () => {
-    for (const context of contexts) await context.close();
     await worker?.stop();
     await smtp?.stop();
     await releaseChromium(browser);
@@ -45,7 +43,6 @@ describeInChromium('sign-in by email code in Chromium', () => {
 
   async function device(): Promise<Page> {
     const context = await browser.newContext({ javaScriptEnabled: false });
-    contexts.push(context);
     context.setDefaultTimeout(5_000);
     return context.newPage();
   }

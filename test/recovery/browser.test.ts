@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { OutboxWorker } from '../../src/domain/outbox/outbox-worker.js';
 import { NEW_PASSWORD, PASSWORD, addUser } from '../account/helpers.js';
@@ -21,7 +21,6 @@ describeInChromium('account recovery in Chromium', () => {
   let smtp: TestSmtp;
   let worker: OutboxWorker;
   let writer: string;
-  const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
     t = await createTestApp('sqlite');
@@ -32,7 +31,6 @@ describeInChromium('account recovery in Chromium', () => {
     writer = await t.token('identity_write');
   });
   afterAll(async () => {
-    for (const context of contexts) await context.close();
     await worker?.stop();
     await smtp?.stop();
     await releaseChromium(browser);
@@ -41,7 +39,6 @@ describeInChromium('account recovery in Chromium', () => {
 
   async function device(): Promise<Page> {
     const context = await browser.newContext({ javaScriptEnabled: false });
-    contexts.push(context);
     context.setDefaultTimeout(5_000);
     return context.newPage();
   }

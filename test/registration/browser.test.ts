@@ -25,7 +25,6 @@ describeInChromium('sign-up in Chromium', () => {
   let browser: Browser;
   let smtp: TestSmtp;
   let worker: OutboxWorker;
-  const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
     t = await createTestApp('sqlite', {
@@ -40,7 +39,6 @@ describeInChromium('sign-up in Chromium', () => {
     worker = courierFor(t, smtp);
   });
   afterAll(async () => {
-    for (const context of contexts) await context.close();
     await worker?.stop();
     await smtp?.stop();
     await releaseChromium(browser);
@@ -49,7 +47,6 @@ describeInChromium('sign-up in Chromium', () => {
 
   async function device(): Promise<{ context: BrowserContext; page: Page }> {
     const context = await browser.newContext();
-    contexts.push(context);
     context.setDefaultTimeout(5_000);
     return { context, page: await context.newPage() };
   }

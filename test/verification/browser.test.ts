@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { OutboxWorker } from '../../src/domain/outbox/outbox-worker.js';
 import { PASSWORD, addUser } from '../account/helpers.js';
@@ -19,7 +19,6 @@ describeInChromium('email verification in Chromium', () => {
   let browser: Browser;
   let smtp: TestSmtp;
   let worker: OutboxWorker;
-  const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
     t = await createTestApp('sqlite');
@@ -29,7 +28,6 @@ describeInChromium('email verification in Chromium', () => {
     worker = courierFor(t, smtp);
   });
   afterAll(async () => {
-    for (const context of contexts) await context.close();
     await worker?.stop();
     await smtp?.stop();
     await releaseChromium(browser);
@@ -38,7 +36,6 @@ describeInChromium('email verification in Chromium', () => {
 
   async function device(): Promise<Page> {
     const context = await browser.newContext({ javaScriptEnabled: false });
-    contexts.push(context);
     context.setDefaultTimeout(5_000);
     return context.newPage();
   }
