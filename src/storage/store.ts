@@ -34,7 +34,7 @@ export type PreparedReads = Pick<
   | 'findOidcModel'
   | 'findOidcModelByUid'
   | 'findOidcClient'
-  | 'findOidcAccessToken'
+  | 'findOidcToken'
 >;
 
 /** The OpenID provider's writes each dialect prepares (sqlite/ and postgres/ oidc-writes.ts). */

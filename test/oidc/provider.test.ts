@@ -5,7 +5,7 @@ import { generateSigningKey } from '../../src/adapters/oidc-signing-key.js';
 import { setIdentityState } from '../../src/domain/identities/identity-service.js';
 import { listOidcClients, revokeOidcClient } from '../../src/domain/oidc/client-service.js';
 import { SIGNING_KEY_RETENTION_MS } from '../../src/domain/oidc/lifetimes.js';
-import type { OidcAccessTokenRead } from '../../src/domain/oidc/oidc-store.js';
+import type { OidcTokenRead } from '../../src/domain/oidc/oidc-store.js';
 import {
   KEY_ACTIVATION_DELAY_MS,
   KEY_REFRESH_MS,
@@ -184,7 +184,7 @@ describeEachDatabase('OIDC provider', (kind) => {
     const { config } = await firstPartyClient('Reader');
     const store = t.deps.store;
     const calls = recordStoreCalls(store);
-    const ends: ((read: OidcAccessTokenRead) => Promise<unknown>)[] = [
+    const ends: ((read: OidcTokenRead) => Promise<unknown>)[] = [
       (read) => store.destroyOidcModel('Grant', read.grant!.id),
       (read) => store.destroyOidcModel('Session', read.session!.id),
       // Revoked in the registry only (the CLI also deletes the client's tokens).
@@ -195,11 +195,11 @@ describeEachDatabase('OIDC provider', (kind) => {
       calls.reset();
       const info = await rp.fetchUserInfo(config, tokens.access_token, identityId);
       expect(info.sub).toBe(identityId);
-      expect(calls.count('findOidcAccessToken')).toBe(1);
+      expect(calls.count('findOidcToken')).toBe(1);
       expect(
         calls.count('findOidcModel', 'findOidcModelByUid', 'findOidcClient', 'findIdentityById'),
       ).toBe(0);
-      const read = await store.findOidcAccessToken(tokens.access_token, t.clock.now());
+      const read = await store.findOidcToken('AccessToken', tokens.access_token, t.clock.now());
       expect(read).toMatchObject({
         grant: {},
         session: {},
@@ -210,6 +210,38 @@ describeEachDatabase('OIDC provider', (kind) => {
       await expect(rp.fetchUserInfo(config, tokens.access_token, identityId)).rejects.toMatchObject(
         { status: 401 },
       );
+    }
+  });
+
+  it('the token endpoint reads a code or refresh token with its grant, session and identity in one statement; ending either still refuses the code', async () => {
+    const { config } = await firstPartyClient('Exchanger');
+    const store = t.deps.store;
+    const calls = recordStoreCalls(store);
+    const separateReads = () =>
+      calls.count('findOidcModel', 'findOidcModelByUid', 'findIdentityById');
+    const first = await authorizeSignedIn(config, CALLBACK, session);
+    calls.reset();
+    const tokens = await redeem(config, first.auth, first.landedOn);
+    expect(tokens.claims()?.sub).toBe(identityId);
+    expect(calls.count('findOidcToken')).toBe(1);
+    expect(separateReads()).toBe(0);
+    calls.reset();
+    const refreshed = await rp.refreshTokenGrant(config, tokens.refresh_token!);
+    expect(refreshed.claims()?.sub).toBe(identityId);
+    expect(calls.count('findOidcToken')).toBe(1);
+    expect(separateReads()).toBe(0);
+
+    const ends: ((read: OidcTokenRead) => Promise<unknown>)[] = [
+      (read) => store.destroyOidcModel('Grant', read.grant!.id),
+      (read) => store.destroyOidcModel('Session', read.session!.id),
+    ];
+    for (const end of ends) {
+      const next = await authorizeSignedIn(config, CALLBACK, session);
+      const code = new URL(next.landedOn).searchParams.get('code')!;
+      const read = await store.findOidcToken('AuthorizationCode', code, t.clock.now());
+      expect(read).toMatchObject({ grant: {}, session: {}, account: { id: identityId } });
+      await end(read!);
+      expect(await oauthError(redeem(config, next.auth, next.landedOn))).toBe('invalid_grant');
     }
   });
 

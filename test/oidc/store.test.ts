@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { OidcModelRecord } from '../../src/domain/oidc/model.js';
+import type { OidcTokenKind } from '../../src/domain/oidc/oidc-store.js';
 import type { StoreHandle } from '../../src/storage/store.js';
 import { createMigratedStore, describeEachDatabase } from '../helpers/databases.js';
 import { identityRow, T0 } from '../helpers/records.js';
@@ -133,7 +134,7 @@ describeEachDatabase('oidc store: an access token with its grant, session and cl
   });
   afterAll(() => store?.close());
 
-  it('reads an access token with its grant, session and client, as the single reads answer them', async () => {
+  it('reads a code or token with its grant, session, client and identity, as the single reads answer them', async () => {
     const client = {
       id: `client-${(counter += 1)}`,
       name: 'App',
@@ -150,21 +151,19 @@ describeEachDatabase('oidc store: an access token with its grant, session and cl
     const session = model({ kind: 'Session', uid: `uid-${counter}`, expires_at: T0 + 45_000 });
     const identity = identityRow();
     await store.insertIdentity(identity);
-    const token = model({
-      kind: 'AccessToken',
-      payload: JSON.stringify({
-        sessionUid: session.uid,
-        grantId: grant.id,
-        accountId: identity.id,
-      }),
-      grant_id: grant.id,
-      client_id: client.id,
+    const payload = JSON.stringify({
+      sessionUid: session.uid,
+      grantId: grant.id,
+      accountId: identity.id,
     });
+    const tokens = (['AccessToken', 'AuthorizationCode', 'RefreshToken'] as const).map((kind) =>
+      model({ kind, payload, grant_id: grant.id, client_id: client.id }),
+    );
     const lone = model({ kind: 'AccessToken', payload: '{}' });
-    for (const row of [grant, session, token, lone]) await store.upsertOidcModel(row);
+    for (const row of [grant, session, ...tokens, lone]) await store.upsertOidcModel(row);
 
-    const singleReads = async (reader: typeof store, now: number) => {
-      const found = await reader.findOidcModel('AccessToken', token.id, now);
+    const singleReads = async (reader: typeof store, token: OidcModelRecord, now: number) => {
+      const found = await reader.findOidcModel(token.kind, token.id, now);
       if (!found) return undefined;
       const [g, s, c, a] = await Promise.all([
         reader.findOidcModel('Grant', grant.id, now),
@@ -180,27 +179,36 @@ describeEachDatabase('oidc store: an access token with its grant, session and cl
         ...(a ? { account: a } : {}),
       };
     };
-    // Everything live; the grant expired; the session too; the token itself.
-    for (const now of [T0, T0 + 30_000, T0 + 45_000, T0 + 60_000]) {
-      const expected = await singleReads(store, now);
-      expect(await store.findOidcAccessToken(token.id, now)).toEqual(expected);
-      // Inside a transaction (SQLite's prepared reads give way to Kysely's; PostgreSQL's
-      // transaction store is Kysely's): the same answer.
-      expect(await store.transaction((tx) => tx.findOidcAccessToken(token.id, now))).toEqual(
-        expected,
-      );
+    for (const token of tokens) {
+      const kind = token.kind as OidcTokenKind;
+      // Everything live; the grant expired; the session too; the token itself.
+      for (const now of [T0, T0 + 30_000, T0 + 45_000, T0 + 60_000]) {
+        const expected = await singleReads(store, token, now);
+        expect(await store.findOidcToken(kind, token.id, now)).toEqual(expected);
+        // Inside a transaction (SQLite's prepared reads give way to Kysely's; PostgreSQL's
+        // transaction store is Kysely's): the same answer.
+        expect(await store.transaction((tx) => tx.findOidcToken(kind, token.id, now))).toEqual(
+          expected,
+        );
+      }
+      expect(await store.findOidcToken(kind, token.id, T0)).toMatchObject({
+        grant,
+        session,
+        client,
+        account: { id: identity.id, username: identity.username },
+      });
     }
-    expect(await store.findOidcAccessToken(token.id, T0)).toMatchObject({
-      grant,
-      session,
-      client,
-      account: { id: identity.id, username: identity.username },
-    });
+    // Each kind is read as itself only.
+    const [accessToken, code] = tokens;
+    expect(await store.findOidcToken('AuthorizationCode', accessToken!.id, T0)).toBeUndefined();
+    expect(await store.findOidcToken('AccessToken', code!.id, T0)).toBeUndefined();
     // A revoked client is still read (the adapter refuses it); a token alone comes alone.
     await store.revokeOidcClient(client.id, T0 + 1);
-    expect((await store.findOidcAccessToken(token.id, T0))?.client?.revoked_at).toBe(T0 + 1);
-    expect(await store.findOidcAccessToken(lone.id, T0)).toEqual({ token: lone });
-    expect(await store.findOidcAccessToken('missing', T0)).toBeUndefined();
-    expect(await store.findOidcAccessToken(grant.id, T0)).toBeUndefined();
+    expect(
+      (await store.findOidcToken('AccessToken', accessToken!.id, T0))?.client?.revoked_at,
+    ).toBe(T0 + 1);
+    expect(await store.findOidcToken('AccessToken', lone.id, T0)).toEqual({ token: lone });
+    expect(await store.findOidcToken('AccessToken', 'missing', T0)).toBeUndefined();
+    expect(await store.findOidcToken('AccessToken', grant.id, T0)).toBeUndefined();
   });
 });

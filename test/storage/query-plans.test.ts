@@ -138,7 +138,7 @@ describe('SQLite prepared reads', () => {
       oidc.modelById,
       oidc.modelByUid,
       oidc.clientById,
-      oidc.accessToken,
+      oidc.tokenWithContext,
     ];
     try {
       for (const text of texts) {

@@ -3,7 +3,10 @@ import type { OidcClientRecord } from './client.js';
 import type { OidcModelRecord } from './model.js';
 import type { SigningKeyRecord } from './signing-keys.js';
 
-export interface OidcAccessTokenRead {
+/** The models a client presents: what `findOidcToken` reads with its context. */
+export type OidcTokenKind = 'AccessToken' | 'AuthorizationCode' | 'RefreshToken';
+
+export interface OidcTokenRead {
   token: OidcModelRecord;
   grant?: OidcModelRecord;
   session?: OidcModelRecord;
@@ -24,14 +27,14 @@ export interface OidcStore {
   findOidcModel(kind: string, id: string, now: number): Promise<OidcModelRecord | undefined>;
   findOidcModelByUid(kind: string, uid: string, now: number): Promise<OidcModelRecord | undefined>;
   /**
-   * The access token `id` and, as of the same read, what the provider looks up next when a
-   * client presents it (userinfo, introspection): its grant (by `grant_id`), the provider
-   * session it is bound to (the payload's `sessionUid`), its client (revoked or not) and
-   * the identity it was issued to. Each as `findOidcModel`/`findOidcModelByUid`/
-   * `findOidcClient`/`findIdentityById` would answer it now: absent when it is gone or
-   * expired.
+   * The code or token `kind`/`id` and, as of the same read, what the provider looks up next
+   * when a client presents it (at the token endpoint, userinfo, introspection): its grant
+   * (by `grant_id`), the provider session it is bound to (the payload's `sessionUid`), its
+   * client (revoked or not) and the identity it was issued to (the payload's `accountId`).
+   * Each as `findOidcModel`/`findOidcModelByUid`/`findOidcClient`/`findIdentityById` would
+   * answer it now: absent when it is gone or expired.
    */
-  findOidcAccessToken(id: string, now: number): Promise<OidcAccessTokenRead | undefined>;
+  findOidcToken(kind: OidcTokenKind, id: string, now: number): Promise<OidcTokenRead | undefined>;
   findOidcModelByUserCode(
     kind: string,
     userCode: string,

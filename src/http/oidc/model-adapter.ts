@@ -7,6 +7,7 @@ import Provider, {
 import type { IdentityRecord } from '../../domain/identities/identity.js';
 import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
+import type { OidcTokenKind } from '../../domain/oidc/oidc-store.js';
 import type { Store } from '../../domain/store.js';
 import type { Clock } from '../../lib/clock.js';
 
@@ -62,34 +63,49 @@ export function clientMetadata(record: OidcClientRecord): AdapterPayload {
   };
 }
 
-type Prefetched = OidcModelRecord | OidcClientRecord | IdentityRecord;
-
 /**
- * What a request's access-token read brought along (its grant, session, client and
- * identity: the provider's next finds on userinfo and introspection), keyed by the request's Koa
- * context, which oidc-provider keeps in its AsyncLocalStorage (`Provider.ctx`). Each entry
- * is taken once; any write of the request drops them all, so a find after a change reads
- * the database. Outside a request there is no context and nothing is kept.
+ * What a request's read of a code or token brought along (its grant, session, client and
+ * identity: the provider's next finds at the token endpoint, userinfo and introspection),
+ * keyed by the request's Koa context, which oidc-provider keeps in its AsyncLocalStorage
+ * (`Provider.ctx`). Each entry is taken once. Any write of the adapter drops the models
+ * (a grant or session the request changed is read again); the client and the identity stay,
+ * as the adapter never writes them (an authorization code is spent before the provider
+ * asks for its identity). Outside a request there is no context and nothing is kept.
  */
-const prefetched = new WeakMap<object, Map<string, Prefetched>>();
+interface Prefetched {
+  models: Map<string, OidcModelRecord>;
+  rows: Map<string, OidcClientRecord | IdentityRecord>;
+}
+const prefetched = new WeakMap<object, Prefetched>();
 const requestContext = (): object | undefined =>
   (Provider as unknown as { ctx?: object }).ctx ?? undefined;
 
-function take<R extends Prefetched>(key: string): R | undefined {
+function take<R extends OidcModelRecord | OidcClientRecord | IdentityRecord>(
+  key: string,
+): R | undefined {
   const ctx = requestContext();
   const entries = ctx && prefetched.get(ctx);
-  const entry = entries?.get(key);
-  if (entry !== undefined) entries!.delete(key);
-  return entry as R | undefined;
+  if (!entries) return undefined;
+  for (const map of [entries.models, entries.rows] as Map<string, R>[]) {
+    const entry = map.get(key);
+    if (entry !== undefined) {
+      map.delete(key);
+      return entry;
+    }
+  }
+  return undefined;
 }
 
-/** The identity an access token read of this request brought along (`findAccount`). */
+/** The identity a code or token read of this request brought along (`findAccount`). */
 export const prefetchedIdentity = (id: string) => take<IdentityRecord>(`Identity ${id}`);
 
-function forgetPrefetched(): void {
+function forgetPrefetchedModels(): void {
   const ctx = requestContext();
-  if (ctx) prefetched.delete(ctx);
+  if (ctx) prefetched.get(ctx)?.models.clear();
 }
+
+/** The models read with their context (`findOidcToken`). */
+const TOKEN_KINDS = new Set<string>(['AccessToken', 'AuthorizationCode', 'RefreshToken']);
 
 /**
  * oidc-provider's storage adapter (one instance per model name) on Tessera's store, so every
@@ -102,7 +118,7 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
 
     async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
       if (this.kind === 'Client') throw new Error('clients are registered with the CLI');
-      forgetPrefetched();
+      forgetPrefetchedModels();
       const record: OidcModelRecord = {
         kind: this.kind,
         id,
@@ -122,25 +138,26 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
         const client = take<OidcClientRecord>(`Client ${id}`) ?? (await store.findOidcClient(id));
         return client && client.revoked_at === null ? clientMetadata(client) : undefined;
       }
-      if (this.kind === 'AccessToken') return this.#findAccessToken(id);
+      if (TOKEN_KINDS.has(this.kind)) return this.#findToken(this.kind as OidcTokenKind, id);
       return payloadOf(
         take<OidcModelRecord>(`${this.kind} ${id}`) ??
           (await store.findOidcModel(this.kind, id, clock.now())),
       );
     }
 
-    /** One read for the token and what the provider finds next (see `prefetched`). */
-    async #findAccessToken(id: string): Promise<AdapterPayload | undefined> {
+    /** One read for the code or token and what the provider finds next (see `prefetched`). */
+    async #findToken(kind: OidcTokenKind, id: string): Promise<AdapterPayload | undefined> {
       const ctx = requestContext();
-      if (!ctx) return payloadOf(await store.findOidcModel(this.kind, id, clock.now()));
-      const read = await store.findOidcAccessToken(id, clock.now());
+      if (!ctx) return payloadOf(await store.findOidcModel(kind, id, clock.now()));
+      const read = await store.findOidcToken(kind, id, clock.now());
       if (!read) return undefined;
-      const entries = new Map<string, Prefetched>();
-      if (read.grant) entries.set(`Grant ${read.grant.id}`, read.grant);
-      if (read.session) entries.set(`Session uid ${read.session.uid}`, read.session);
-      if (read.client) entries.set(`Client ${read.client.id}`, read.client);
-      if (read.account) entries.set(`Identity ${read.account.id}`, read.account);
-      prefetched.set(ctx, entries);
+      const models = new Map<string, OidcModelRecord>();
+      const rows = new Map<string, OidcClientRecord | IdentityRecord>();
+      if (read.grant) models.set(`Grant ${read.grant.id}`, read.grant);
+      if (read.session) models.set(`Session uid ${read.session.uid}`, read.session);
+      if (read.client) rows.set(`Client ${read.client.id}`, read.client);
+      if (read.account) rows.set(`Identity ${read.account.id}`, read.account);
+      prefetched.set(ctx, { models, rows });
       return payloadOf(read.token);
     }
 
@@ -163,7 +180,7 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
      * OAuth error (`invalid_grant`), after ending the grant and every token of it.
      */
     async consume(id: string): Promise<void> {
-      forgetPrefetched();
+      forgetPrefetchedModels();
       if (await store.consumeOidcModel(this.kind, id, clock.now())) return;
       const grantId = GRANTABLE.has(this.kind)
         ? (await store.findOidcModel(this.kind, id, clock.now()))?.grant_id
@@ -177,12 +194,12 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
     }
 
     async destroy(id: string): Promise<void> {
-      forgetPrefetched();
+      forgetPrefetchedModels();
       await store.destroyOidcModel(this.kind, id);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
-      forgetPrefetched();
+      forgetPrefetchedModels();
       await store.deleteOidcModelsByGrant(grantId);
     }
   };

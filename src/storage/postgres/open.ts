@@ -109,7 +109,7 @@ function postgresStore(generic: Store, pool: PostgresPool): Store {
     findOidcModel: reads.findOidcModel,
     findOidcModelByUid: reads.findOidcModelByUid,
     findOidcClient: reads.findOidcClient,
-    findOidcAccessToken: reads.findOidcAccessToken,
+    findOidcToken: reads.findOidcToken,
     upsertOidcModel: oidc.upsertOidcModel,
     consumeOidcModel: oidc.consumeOidcModel,
     hitRateLimit: signIn.hitRateLimit,

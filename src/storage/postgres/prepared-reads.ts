@@ -3,7 +3,7 @@ import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { ServiceTokenRecord } from '../../domain/service-tokens/service-token.js';
 import type { PreparedReads } from '../store.js';
-import { accessTokenRead, oidcSql, postgresJsonField } from '../queries/oidc.js';
+import { oidcSql, postgresJsonField, tokenRead } from '../queries/oidc.js';
 import { type SessionCheckTuple, fromSessionCheckTuple, hotPathSql } from '../queries/sessions.js';
 import { jsonReads } from './json-row.js';
 import type { PostgresPool } from './pool.js';
@@ -39,7 +39,7 @@ export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
   const model = read<OidcModelRecord>('tessera_oidc_model_by_id', oidc.modelById, 'object');
   const modelByUid = read<OidcModelRecord>('tessera_oidc_model_by_uid', oidc.modelByUid, 'object');
   const client = read<OidcClientRecord>('tessera_oidc_client_by_id', oidc.clientById, 'object');
-  const accessToken = read<unknown[]>('tessera_oidc_access_token', oidc.accessToken, 'array');
+  const token = read<unknown[]>('tessera_oidc_token', oidc.tokenWithContext, 'array');
 
   return {
     async findSessionByTokenHash(tokenHash) {
@@ -51,9 +51,9 @@ export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
     findOidcModel: (kind, id, now) => model([kind, id, now]),
     findOidcModelByUid: (kind, uid, now) => modelByUid([kind, uid, now]),
     findOidcClient: (id) => client([id]),
-    async findOidcAccessToken(id, now) {
-      const row = await accessToken([now, now, id, now]);
-      return row && accessTokenRead(row);
+    async findOidcToken(kind, id, now) {
+      const row = await token([now, now, kind, id, now]);
+      return row && tokenRead(row);
     },
   };
 }

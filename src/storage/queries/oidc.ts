@@ -3,7 +3,7 @@ import type { IdentityRecord } from '../../domain/identities/identity.js';
 import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import { IDENTITY_COLUMNS } from './sessions.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
-import type { OidcAccessTokenRead, OidcStore } from '../../domain/oidc/oidc-store.js';
+import type { OidcStore, OidcTokenRead } from '../../domain/oidc/oidc-store.js';
 import type { Database } from '../schema.js';
 import { columnsOf } from './columns.js';
 
@@ -58,11 +58,12 @@ export function oidcSql(
     columns.map((column) => `${table}.${column}`);
   return {
     /**
-     * Bound as (now, now, id, now); read as arrays, split by `accessTokenRead`. One
-     * statement, so one snapshot: the token, then its grant, session, client and identity,
-     * each NULLs when absent or expired (the conditions of modelById and modelByUid).
+     * Bound as (now, now, kind, id, now); read as arrays, split by `tokenRead`. One
+     * statement, so one snapshot: the code or token, then its grant, session, client and
+     * identity, each NULLs when absent or expired (the conditions of modelById and
+     * modelByUid).
      */
-    accessToken: `SELECT ${[
+    tokenWithContext: `SELECT ${[
       ...of('t', MODEL_COLUMNS),
       ...of('g', MODEL_COLUMNS),
       ...of('s', MODEL_COLUMNS),
@@ -73,7 +74,7 @@ export function oidcSql(
       LEFT JOIN oidc_models s ON s.kind = 'Session' AND s.uid = ${jsonField('t.payload', 'sessionUid')} AND s.expires_at > ${placeholder(2)}
       LEFT JOIN oidc_clients c ON c.id = t.client_id
       LEFT JOIN identities i ON i.id = ${jsonField('t.payload', 'accountId')}
-      WHERE t.kind = 'AccessToken' AND t.id = ${placeholder(3)} AND t.expires_at > ${placeholder(4)}`,
+      WHERE t.kind = ${placeholder(3)} AND t.id = ${placeholder(4)} AND t.expires_at > ${placeholder(5)}`,
     /** Bound as (kind, id, now). */
     modelById: `${live} AND id = ${placeholder(2)} AND expires_at > ${placeholder(3)}`,
     /** Bound as (kind, uid, now): the provider's session, which every token bound to it checks. */
@@ -86,8 +87,8 @@ export function oidcSql(
   };
 }
 
-/** Splits a row of `accessToken` (read as an array) into its records. */
-export function accessTokenRead(row: readonly unknown[]): OidcAccessTokenRead {
+/** Splits a row of `tokenWithContext` (read as an array) into its records. */
+export function tokenRead(row: readonly unknown[]): OidcTokenRead {
   const model = (from: number) => recordOf<OidcModelRecord>(MODEL_COLUMNS, row, from);
   const token = model(0)!;
   const grant = model(MODEL_COLUMNS.length);
@@ -109,10 +110,10 @@ function found(parts: {
   session: OidcModelRecord | undefined;
   client: OidcClientRecord | undefined;
   account: IdentityRecord | undefined;
-}): OidcAccessTokenRead {
+}): OidcTokenRead {
   return Object.fromEntries(
     Object.entries(parts).filter(([, value]) => value !== undefined),
-  ) as unknown as OidcAccessTokenRead;
+  ) as unknown as OidcTokenRead;
 }
 
 /** The record whose columns start at `from`, or undefined when the join found none (NULL id). */
@@ -161,8 +162,8 @@ export function oidcQueries(db: Kysely<Database>): OidcStore {
     findOidcModelByUid(kind, uid, now) {
       return live(kind, now).where('uid', '=', uid).executeTakeFirst();
     },
-    async findOidcAccessToken(id, now) {
-      const token = await live('AccessToken', now).where('id', '=', id).executeTakeFirst();
+    async findOidcToken(kind, id, now) {
+      const token = await live(kind, now).where('id', '=', id).executeTakeFirst();
       if (!token) return undefined;
       const { sessionUid, accountId } = JSON.parse(token.payload) as {
         sessionUid?: unknown;

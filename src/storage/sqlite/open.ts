@@ -221,7 +221,7 @@ function sqliteStore(options: {
     findOidcModel: reads.findOidcModel,
     findOidcModelByUid: reads.findOidcModelByUid,
     findOidcClient: reads.findOidcClient,
-    findOidcAccessToken: reads.findOidcAccessToken,
+    findOidcToken: reads.findOidcToken,
     upsertOidcModel: oidc.upsertOidcModel,
     consumeOidcModel: oidc.consumeOidcModel,
     hitRateLimit: unsynced.hitRateLimit,

@@ -2,12 +2,13 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { IdentityRecord } from '../../domain/identities/identity.js';
 import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
+import type { OidcTokenKind } from '../../domain/oidc/oidc-store.js';
 import type { ServiceTokenRecord } from '../../domain/service-tokens/service-token.js';
 import type { SessionWithIdentity } from '../../domain/sessions/session-store.js';
 import type { Store } from '../../domain/store.js';
 import type { PreparedReads } from '../store.js';
 import { type SessionCheckTuple, fromSessionCheckTuple, hotPathSql } from '../queries/sessions.js';
-import { accessTokenRead, oidcSql, sqliteJsonField } from '../queries/oidc.js';
+import { oidcSql, sqliteJsonField, tokenRead } from '../queries/oidc.js';
 import { rawReader } from './raw-read.js';
 
 interface Statements {
@@ -17,7 +18,7 @@ interface Statements {
   oidcModel: BetterSqlite3.Statement<[string, string, number], OidcModelRecord>;
   oidcModelByUid: BetterSqlite3.Statement<[string, string, number], OidcModelRecord>;
   oidcClient: BetterSqlite3.Statement<[string], OidcClientRecord>;
-  oidcAccessToken: BetterSqlite3.Statement<[number, number, string, number], unknown[]>;
+  oidcToken: BetterSqlite3.Statement<[number, number, string, string, number], unknown[]>;
 }
 
 /**
@@ -63,8 +64,8 @@ export function sqlitePreparedReads(
       oidcModel: raw.prepare(oidc.modelById),
       oidcModelByUid: raw.prepare(oidc.modelByUid),
       oidcClient: raw.prepare(oidc.clientById),
-      oidcAccessToken: raw
-        .prepare<[number, number, string, number], unknown[]>(oidc.accessToken)
+      oidcToken: raw
+        .prepare<[number, number, string, string, number], unknown[]>(oidc.tokenWithContext)
         .raw(),
     });
 
@@ -102,12 +103,12 @@ export function sqlitePreparedReads(
       (id: string) => statements().oidcClient.get(id),
       (id) => fallback.findOidcClient(id),
     ),
-    findOidcAccessToken: read(
-      (id: string, now: number) => {
-        const row = statements().oidcAccessToken.get(now, now, id, now);
-        return row && accessTokenRead(row);
+    findOidcToken: read(
+      (kind: OidcTokenKind, id: string, now: number) => {
+        const row = statements().oidcToken.get(now, now, kind, id, now);
+        return row && tokenRead(row);
       },
-      (id, now) => fallback.findOidcAccessToken(id, now),
+      (kind, id, now) => fallback.findOidcToken(kind, id, now),
     ),
   };
 }
