@@ -135,6 +135,17 @@ describeOnPostgres("the store's own named statements", () => {
       consumed_at: null,
       expires_at: T0 + 60_000,
     });
+    await store.upsertOidcModel({
+      kind: 'AccessToken',
+      id: 'a1',
+      payload: JSON.stringify({ sessionUid: 'u1' }),
+      grant_id: null,
+      client_id: 'client-1',
+      uid: null,
+      user_code: null,
+      consumed_at: null,
+      expires_at: T0 + 60_000,
+    });
     await store.insertOidcClient({
       id: 'client-1',
       name: 'App',
@@ -161,6 +172,7 @@ describeOnPostgres("the store's own named statements", () => {
             s.findOidcModel('Session', 's1', T0).then((row) => row?.id),
             s.findOidcModelByUid('Session', 'u1', T0).then((row) => row?.id),
             s.findOidcClient('client-1').then((row) => row?.id),
+            s.findOidcToken('AccessToken', 'a1', T0).then((row) => row?.session?.id),
           ]),
         ),
       );
@@ -174,6 +186,7 @@ describeOnPostgres("the store's own named statements", () => {
       's1',
       's1',
       'client-1',
+      's1',
     ];
     expect(new Set((await readAll()).map((row) => JSON.stringify(row)))).toEqual(
       new Set([JSON.stringify(expected)]),
