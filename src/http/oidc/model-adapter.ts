@@ -86,14 +86,10 @@ function take<R extends OidcModelRecord | OidcClientRecord | IdentityRecord>(
   const ctx = requestContext();
   const entries = ctx && prefetched.get(ctx);
   if (!entries) return undefined;
-  for (const map of [entries.models, entries.rows] as Map<string, R>[]) {
-    const entry = map.get(key);
-    if (entry !== undefined) {
-      map.delete(key);
-      return entry;
-    }
-  }
-  return undefined;
+  const map: Map<string, unknown> = entries.models.has(key) ? entries.models : entries.rows;
+  const entry = map.get(key) as R | undefined;
+  map.delete(key);
+  return entry;
 }
 
 /** The identity a code or token read of this request brought along (`findAccount`). */
