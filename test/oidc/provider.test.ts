@@ -288,11 +288,14 @@ describeEachDatabase('OIDC provider', (kind) => {
     const { config } = await firstPartyClient('Bob app');
     const { auth, landedOn } = await authorizeSignedIn(config, CALLBACK, bobSession);
     const tokens = await redeem(config, auth, landedOn);
+    const unspent = await authorizeSignedIn(config, CALLBACK, bobSession);
     await setIdentityState(t.deps, ACTOR, bob.id, 'disabled');
     await expect(rp.fetchUserInfo(config, tokens.access_token, bob.id)).rejects.toBeTruthy();
     await expect(rp.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
       error: 'invalid_grant',
     });
+    // A code issued before the disable is refused too.
+    expect(await oauthError(redeem(config, unspent.auth, unspent.landedOn))).toBe('invalid_grant');
   });
 
   it('rotates keys: published at once, signing after the delay, unpublished after retention', async () => {
