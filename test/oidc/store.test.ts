@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { OidcModelRecord } from '../../src/domain/oidc/model.js';
-import type { OidcTokenKind } from '../../src/domain/oidc/oidc-store.js';
+import { OIDC_TOKEN_KINDS } from '../../src/domain/oidc/oidc-store.js';
 import type { StoreHandle } from '../../src/storage/store.js';
 import { createMigratedStore, describeEachDatabase } from '../helpers/databases.js';
 import { identityRow, T0 } from '../helpers/records.js';
@@ -127,7 +127,7 @@ describeEachDatabase('oidc store contract', (kind) => {
 });
 
 /** The userinfo read (one statement for the token and what the provider finds next). */
-describeEachDatabase('oidc store: an access token with its grant, session and client', (kind) => {
+describeEachDatabase('oidc store: a code or token with its grant, session and client', (kind) => {
   let store: StoreHandle;
   beforeAll(async () => {
     store = await createMigratedStore(kind);
@@ -156,9 +156,10 @@ describeEachDatabase('oidc store: an access token with its grant, session and cl
       grantId: grant.id,
       accountId: identity.id,
     });
-    const tokens = (['AccessToken', 'AuthorizationCode', 'RefreshToken'] as const).map((kind) =>
-      model({ kind, payload, grant_id: grant.id, client_id: client.id }),
-    );
+    const tokens = OIDC_TOKEN_KINDS.map((kind) => ({
+      ...model({ kind, payload, grant_id: grant.id, client_id: client.id }),
+      kind,
+    }));
     const lone = model({ kind: 'AccessToken', payload: '{}' });
     for (const row of [grant, session, ...tokens, lone]) await store.upsertOidcModel(row);
 
@@ -180,7 +181,7 @@ describeEachDatabase('oidc store: an access token with its grant, session and cl
       };
     };
     for (const token of tokens) {
-      const kind = token.kind as OidcTokenKind;
+      const { kind } = token;
       // Everything live; the grant expired; the session too; the token itself.
       for (const now of [T0, T0 + 30_000, T0 + 45_000, T0 + 60_000]) {
         const expected = await singleReads(store, token, now);

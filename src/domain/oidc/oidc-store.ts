@@ -4,7 +4,10 @@ import type { OidcModelRecord } from './model.js';
 import type { SigningKeyRecord } from './signing-keys.js';
 
 /** The models a client presents: what `findOidcToken` reads with its context. */
-export type OidcTokenKind = 'AccessToken' | 'AuthorizationCode' | 'RefreshToken';
+export const OIDC_TOKEN_KINDS = ['AccessToken', 'AuthorizationCode', 'RefreshToken'] as const;
+export type OidcTokenKind = (typeof OIDC_TOKEN_KINDS)[number];
+export const isOidcTokenKind = (kind: string): kind is OidcTokenKind =>
+  (OIDC_TOKEN_KINDS as readonly string[]).includes(kind);
 
 export interface OidcTokenRead {
   token: OidcModelRecord;

@@ -7,7 +7,7 @@ import Provider, {
 import type { IdentityRecord } from '../../domain/identities/identity.js';
 import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
-import type { OidcTokenKind } from '../../domain/oidc/oidc-store.js';
+import { isOidcTokenKind, type OidcTokenKind } from '../../domain/oidc/oidc-store.js';
 import type { Store } from '../../domain/store.js';
 import type { Clock } from '../../lib/clock.js';
 
@@ -100,9 +100,6 @@ function forgetPrefetchedModels(): void {
   if (ctx) prefetched.get(ctx)?.models.clear();
 }
 
-/** The models read with their context (`findOidcToken`). */
-const TOKEN_KINDS = new Set<string>(['AccessToken', 'AuthorizationCode', 'RefreshToken']);
-
 /**
  * oidc-provider's storage adapter (one instance per model name) on Tessera's store, so every
  * instance over one database sees the same codes, tokens, sessions and grants. Rows expire
@@ -134,7 +131,7 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
         const client = take<OidcClientRecord>(`Client ${id}`) ?? (await store.findOidcClient(id));
         return client && client.revoked_at === null ? clientMetadata(client) : undefined;
       }
-      if (TOKEN_KINDS.has(this.kind)) return this.#findToken(this.kind as OidcTokenKind, id);
+      if (isOidcTokenKind(this.kind)) return this.#findToken(this.kind, id);
       return payloadOf(
         take<OidcModelRecord>(`${this.kind} ${id}`) ??
           (await store.findOidcModel(this.kind, id, clock.now())),
