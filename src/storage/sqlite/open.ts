@@ -136,7 +136,7 @@ function openConnection(
     // Blocking waits are acceptable while opening (nothing is served yet): switching a new
     // file to WAL needs the write lock.
     raw = new BetterSqlite3(filename, { timeout: timeoutMs });
-    const wal = raw.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+    const wal = switchToWal(raw, timeoutMs) === 'wal';
     return { raw, wal };
   } catch (error) {
     raw?.close();
@@ -144,6 +144,26 @@ function openConnection(
     if (reason === 'SQLITE_BUSY') throw translateSqliteError(error);
     const cause = error instanceof Error ? error.message : String(error);
     throw new StorageUnavailable(error, `cannot open the SQLite database ${filename}: ${cause}`);
+  }
+}
+
+/**
+ * `journal_mode = WAL`, tried again on SQLITE_BUSY until `timeoutMs` has passed. Processes
+ * opening a new file at once (a service and a CLI command, say) each read it, then want its
+ * write lock to switch it; SQLite refuses all but one at once rather than have them wait for
+ * each other (its busy timeout does not cover that deadlock), so the others try again.
+ */
+function switchToWal(raw: BetterSqlite3.Database, timeoutMs: number): unknown {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return raw.pragma('journal_mode = WAL', { simple: true });
+    } catch (error) {
+      const busy = (error as { code?: unknown }).code === 'SQLITE_BUSY';
+      if (!busy || Date.now() >= deadline) throw error;
+      // A blocking pause: nothing is served while the store opens.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 + Math.random() * 20);
+    }
   }
 }
 
