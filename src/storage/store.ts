@@ -38,7 +38,7 @@ export type PreparedReads = Pick<
 >;
 
 /** The OpenID provider's writes each dialect prepares (sqlite/ and postgres/ oidc-writes.ts). */
-export type OidcWrites = Pick<Store, 'upsertOidcModel' | 'consumeOidcModel'>;
+export type OidcWrites = Pick<Store, 'upsertOidcModel' | 'consumeOidcModel' | 'writeOidcModels'>;
 
 /** The process-level handle: a Store plus lifecycle. */
 export interface StoreHandle extends Store {

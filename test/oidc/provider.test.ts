@@ -1,5 +1,7 @@
+import BetterSqlite3 from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import * as rp from 'openid-client';
+import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { generateSigningKey } from '../../src/adapters/oidc-signing-key.js';
 import { setIdentityState } from '../../src/domain/identities/identity-service.js';
@@ -15,7 +17,7 @@ import {
 import { sweep } from '../../src/domain/sweep.js';
 import { newId } from '../../src/lib/ids.js';
 import { hashToken, tokenShape } from '../../src/lib/tokens.js';
-import { describeEachDatabase } from '../helpers/databases.js';
+import { describeEachDatabase, type TestDatabase } from '../helpers/databases.js';
 import { recordStoreCalls } from '../helpers/store-calls.js';
 import { addClient, addUser, PASSWORD, startOidcApp, type OidcApp } from './helpers.js';
 import { authorizeSignedIn, CookieJar } from './http-flow.js';
@@ -34,6 +36,32 @@ async function oauthError(promise: Promise<unknown>): Promise<string> {
   return error.error ?? error.cause?.[0]?.parameters?.error ?? String(error);
 }
 const CALLBACK = 'https://app.example/callback';
+
+/**
+ * A trigger making the database refuse to write provider models of `kind` (a real failure
+ * of the write, on either database); the answer drops it.
+ */
+async function refuseRows(db: TestDatabase, kind: string): Promise<() => Promise<void>> {
+  if (db.kind === 'sqlite') {
+    const raw = new BetterSqlite3(db.file!);
+    raw.exec(`CREATE TRIGGER refuse_models BEFORE INSERT ON oidc_models
+      WHEN NEW.kind = '${kind}' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+    return async () => {
+      raw.exec('DROP TRIGGER refuse_models');
+      raw.close();
+    };
+  }
+  const client = new pg.Client({ connectionString: db.databaseUrl });
+  await client.connect();
+  await client.query(`CREATE FUNCTION ${db.schema}.refuse_models() RETURNS trigger
+    LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`);
+  await client.query(`CREATE TRIGGER refuse_models BEFORE INSERT ON ${db.schema}.oidc_models
+    FOR EACH ROW WHEN (NEW.kind = '${kind}') EXECUTE FUNCTION ${db.schema}.refuse_models()`);
+  return async () => {
+    await client.query(`DROP FUNCTION ${db.schema}.refuse_models() CASCADE`);
+    await client.end();
+  };
+}
 
 /** One character changed mid-secret: still the shape of a secret. */
 function typo(secret: string): string {
@@ -213,7 +241,7 @@ describeEachDatabase('OIDC provider', (kind) => {
     }
   });
 
-  it('the token endpoint reads a code or refresh token with its grant, session and identity in one statement; ending either still refuses the code', async () => {
+  it('the token endpoint reads a code or refresh token with its grant, session and identity in one statement and writes in one commit; ending either still refuses the code', async () => {
     const { config } = await firstPartyClient('Exchanger');
     const store = t.deps.store;
     const calls = recordStoreCalls(store);
@@ -225,11 +253,16 @@ describeEachDatabase('OIDC provider', (kind) => {
     expect(tokens.claims()?.sub).toBe(identityId);
     expect(calls.count('findOidcToken')).toBe(1);
     expect(separateReads()).toBe(0);
+    // The code spent and both tokens issued: one commit.
+    expect(calls.count('writeOidcModels')).toBe(1);
+    expect(calls.count('consumeOidcModel', 'upsertOidcModel')).toBe(0);
     calls.reset();
     const refreshed = await rp.refreshTokenGrant(config, tokens.refresh_token!);
     expect(refreshed.claims()?.sub).toBe(identityId);
     expect(calls.count('findOidcToken')).toBe(1);
     expect(separateReads()).toBe(0);
+    expect(calls.count('writeOidcModels')).toBe(1);
+    expect(calls.count('consumeOidcModel', 'upsertOidcModel')).toBe(0);
 
     const ends: ((read: OidcTokenRead) => Promise<unknown>)[] = [
       (read) => store.destroyOidcModel('Grant', read.grant!.id),
@@ -243,6 +276,34 @@ describeEachDatabase('OIDC provider', (kind) => {
       await end(read!);
       expect(await oauthError(redeem(config, next.auth, next.landedOn))).toBe('invalid_grant');
     }
+  });
+
+  it('a token request writes all or nothing: a failed write answers server_error and leaves the code unspent', async () => {
+    const { config } = await firstPartyClient('All or nothing');
+    const next = await authorizeSignedIn(config, CALLBACK, session);
+    const code = new URL(next.landedOn).searchParams.get('code')!;
+    const grantId = (await t.deps.store.findOidcModel('AuthorizationCode', code, t.clock.now()))!
+      .grant_id!;
+    // The database refuses the refresh token, the last of the three writes.
+    const allow = await refuseRows(t.db, 'RefreshToken');
+    try {
+      // openid-client reads no body of a 500: the provider's error is in the response.
+      const failed = (await redeem(config, next.auth, next.landedOn).catch((e: unknown) => e)) as {
+        cause: Response;
+      };
+      expect(failed.cause.status).toBe(500);
+      expect(await failed.cause.json()).toEqual({
+        error: 'server_error',
+        error_description: 'oops! something went wrong',
+      });
+    } finally {
+      await allow();
+    }
+    const spent = await t.deps.store.findOidcModel('AuthorizationCode', code, t.clock.now());
+    expect(spent?.consumed_at).toBeNull();
+    // Redeemed again, it works; the grant holds the code and the one pair issued now.
+    expect((await redeem(config, next.auth, next.landedOn)).claims()?.sub).toBe(identityId);
+    expect(await t.deps.store.deleteOidcModelsByGrant(grantId)).toBe(3);
   });
 
   it("follows the browser's Tessera session: another user, or none, is not the old one", async () => {

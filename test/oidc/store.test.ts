@@ -71,6 +71,57 @@ describeEachDatabase('oidc store contract', (kind) => {
     expect((await store.findOidcModel(row.kind, row.id, T0))?.consumed_at).toBe(T0 + 1);
   });
 
+  it('writes a spend and what it issues in one commit: all for the first caller, nothing for the others', async () => {
+    const read = (row: OidcModelRecord) => store.findOidcModel(row.kind, row.id, T0);
+    const code = model();
+    const stale = model({ kind: 'RefreshToken', payload: '{"n":"before"}' });
+    await store.upsertOidcModel(code);
+    await store.upsertOidcModel(stale);
+    const issued = [
+      model({ kind: 'AccessToken' }),
+      { ...stale, payload: '{"n":"after"}', grant_id: 'g-after' },
+    ];
+    expect(await store.writeOidcModels({ kind: code.kind, id: code.id, at: T0 + 1 }, issued)).toBe(
+      true,
+    );
+    expect((await read(code))?.consumed_at).toBe(T0 + 1);
+    for (const row of issued) expect(await read(row)).toEqual(row);
+
+    // Spent already, or never there: nothing is written.
+    const late = [model({ kind: 'AccessToken' }), { ...stale, payload: '{"n":"late"}' }];
+    const spentAgain = { kind: code.kind, id: code.id, at: T0 + 2 };
+    expect(await store.writeOidcModels(spentAgain, late)).toBe(false);
+    expect(await store.writeOidcModels({ ...spentAgain, id: 'missing' }, late)).toBe(false);
+    expect((await read(code))?.consumed_at).toBe(T0 + 1);
+    expect(await read(late[0]!)).toBeUndefined();
+    expect(await read(stale)).toEqual(issued[1]);
+
+    // Without a spend, the upserts; without upserts, the spend alone.
+    const lone = model({ kind: 'AccessToken' });
+    expect(await store.writeOidcModels(null, [lone])).toBe(true);
+    expect(await read(lone)).toEqual(lone);
+    const other = model();
+    await store.upsertOidcModel(other);
+    const spendOther = { kind: other.kind, id: other.id, at: T0 + 3 };
+    expect(await store.writeOidcModels(spendOther, [])).toBe(true);
+    expect(await store.writeOidcModels(spendOther, [])).toBe(false);
+
+    // Inside a transaction it joins it: rolled back with it.
+    const third = model();
+    await store.upsertOidcModel(third);
+    const undone = model({ kind: 'AccessToken' });
+    await expect(
+      store.transaction(async (tx) => {
+        expect(
+          await tx.writeOidcModels({ kind: third.kind, id: third.id, at: T0 + 4 }, [undone]),
+        ).toBe(true);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect((await read(third))?.consumed_at).toBeNull();
+    expect(await read(undone)).toBeUndefined();
+  });
+
   it('destroys one, revokes a grant, a client, and sweeps the expired', async () => {
     const one = model();
     const grantA = [model({ grant_id: 'ga' }), model({ kind: 'RefreshToken', grant_id: 'ga' })];

@@ -9,6 +9,13 @@ export type OidcTokenKind = (typeof OIDC_TOKEN_KINDS)[number];
 export const isOidcTokenKind = (kind: string): kind is OidcTokenKind =>
   (OIDC_TOKEN_KINDS as readonly string[]).includes(kind);
 
+/** A single-use model (a code, a rotated refresh token) to mark used at `at`. */
+export interface OidcSpend {
+  kind: string;
+  id: string;
+  at: number;
+}
+
 export interface OidcTokenRead {
   token: OidcModelRecord;
   grant?: OidcModelRecord;
@@ -49,6 +56,13 @@ export interface OidcStore {
    * decides), false when it was used already or is gone.
    */
   consumeOidcModel(kind: string, id: string, at: number): Promise<boolean>;
+  /**
+   * A token request's writes in one commit: `spend` consumed as `consumeOidcModel` would,
+   * then each of `upserts` as `upsertOidcModel` would. When `spend` was used already (or is
+   * gone) nothing is written and the answer is false, for every caller but one on every
+   * instance; otherwise true.
+   */
+  writeOidcModels(spend: OidcSpend | null, upserts: readonly OidcModelRecord[]): Promise<boolean>;
   destroyOidcModel(kind: string, id: string): Promise<void>;
   /** Deletes every model of one grant (the provider's `revokeByGrantId`); the count removed. */
   deleteOidcModelsByGrant(grantId: string): Promise<number>;

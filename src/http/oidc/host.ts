@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Provider from 'oidc-provider';
-import type { KoaContextWithOIDC } from 'oidc-provider';
+import { errors, type KoaContextWithOIDC } from 'oidc-provider';
 import { SIGNING_KEY_RETENTION_MS } from '../../domain/oidc/lifetimes.js';
 import {
   KEY_REFRESH_MS,
@@ -11,6 +11,7 @@ import { revokeSessionByToken } from '../../domain/sessions/session-service.js';
 import { isWellFormedToken } from '../../lib/tokens.js';
 import { SESSION_COOKIE } from '../cookies.js';
 import type { AppDeps } from '../deps.js';
+import { commitTokenWrites } from './model-adapter.js';
 import { createProvider } from './provider.js';
 
 /** Audited as the end user's or the relying party's doing, never a service token's. */
@@ -133,6 +134,7 @@ export class OidcHost {
   /** Audits protocol calls and ends the Tessera session with an RP-initiated logout. */
   async #around(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
     await next();
+    await this.#commitTokenWrites(ctx);
     const route = ctx.oidc?.route;
     if (route === undefined || !AUDITED_ROUTES.has(route)) return;
     if (route === 'end_session_confirm' && ctx.oidc.params?.logout && ctx.status < 400) {
@@ -165,6 +167,27 @@ export class OidcHost {
         ...(typeof grantType === 'string' ? { grant_type: grantType } : {}),
       },
     });
+  }
+
+  /**
+   * A token request's writes, held by the adapter until now (model-adapter.ts): a request
+   * that lost the race for its code or refresh token answers the provider's error instead
+   * of the tokens it built, and a failed write its `server_error`, as the provider's own
+   * error handler would have.
+   */
+  async #commitTokenWrites(ctx: KoaContextWithOIDC): Promise<void> {
+    try {
+      await commitTokenWrites(ctx);
+    } catch (error) {
+      if (error instanceof errors.OIDCProviderError && error.expose) {
+        ctx.status = error.statusCode;
+        ctx.body = { error: error.message, error_description: error.error_description };
+      } else {
+        ctx.status = 500;
+        ctx.body = { error: 'server_error', error_description: 'oops! something went wrong' };
+        ctx.oidc.provider.emit('server_error', ctx, error);
+      }
+    }
   }
 
   async #endTesseraSession(ctx: KoaContextWithOIDC): Promise<void> {

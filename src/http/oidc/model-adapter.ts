@@ -7,7 +7,11 @@ import Provider, {
 import type { IdentityRecord } from '../../domain/identities/identity.js';
 import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
-import { isOidcTokenKind, type OidcTokenKind } from '../../domain/oidc/oidc-store.js';
+import {
+  isOidcTokenKind,
+  type OidcSpend,
+  type OidcTokenKind,
+} from '../../domain/oidc/oidc-store.js';
 import type { Store } from '../../domain/store.js';
 import type { Clock } from '../../lib/clock.js';
 
@@ -101,11 +105,78 @@ function forgetPrefetchedModels(): void {
 }
 
 /**
+ * A token request's writes are held until its answer is ready, then written in one commit
+ * (`commitTokenWrites`, from host.ts before the answer goes out): the code or refresh token
+ * it spends and the two tokens it issues were three commits. The provider checked
+ * `consumed` before calling `consume`; the commit decides, as the consume did: of
+ * concurrent requests spending one code or refresh token, on any instance, one writes its
+ * tokens and the others end the grant. Any other call of the adapter during the request
+ * writes what is held first, so it sees the provider's writes in the provider's order.
+ */
+interface HeldWrites {
+  spend: OidcSpend | null;
+  /** By kind and id: a model written twice is written once, as it was last. */
+  upserts: Map<string, OidcModelRecord>;
+  /** Writes them, through the store of the adapter that holds them. */
+  commit(): Promise<void>;
+}
+const held = new WeakMap<object, HeldWrites>();
+
+/**
+ * Writes what the token request `ctx` holds, if anything; throws the provider's error when
+ * it spent a code or refresh token somebody used first (the grant is then ended).
+ */
+export function commitTokenWrites(ctx: object): Promise<void> {
+  return held.get(ctx)?.commit() ?? Promise.resolve();
+}
+
+/** The request whose writes are held: a token request (the provider's `token` route). */
+function holdingContext(): object | undefined {
+  const ctx = requestContext() as { oidc?: { route?: string } } | undefined;
+  return ctx?.oidc?.route === 'token' ? ctx : undefined;
+}
+
+/**
  * oidc-provider's storage adapter (one instance per model name) on Tessera's store, so every
  * instance over one database sees the same codes, tokens, sessions and grants. Rows expire
  * by the injected clock; the provider also checks each payload's own `exp`.
  */
 export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
+  /**
+   * A replay: its grant and every token of it end (the winner's too, had it won first), and
+   * the provider's error for a second use is thrown.
+   */
+  async function endReplayedGrant(kind: string, id: string): Promise<never> {
+    const grantId = GRANTABLE.has(kind)
+      ? (await store.findOidcModel(kind, id, clock.now()))?.grant_id
+      : null;
+    // Gone already when another replay ended the grant first.
+    if (grantId) {
+      await store.deleteOidcModelsByGrant(grantId);
+      await store.destroyOidcModel('Grant', grantId);
+    }
+    throw secondUse(kind);
+  }
+
+  /** What the token request `ctx` holds, held by this adapter from its first write on. */
+  function heldWrites(ctx: object): HeldWrites {
+    let writes = held.get(ctx);
+    if (writes) return writes;
+    const commit = async () => {
+      held.delete(ctx);
+      if (await store.writeOidcModels(writes!.spend, [...writes!.upserts.values()])) return;
+      await endReplayedGrant(writes!.spend!.kind, writes!.spend!.id);
+    };
+    held.set(ctx, (writes = { spend: null, upserts: new Map(), commit }));
+    return writes;
+  }
+
+  /** Before any other call of the adapter: what the request holds is written first. */
+  const commitHeldFirst = () => {
+    const ctx = requestContext();
+    return ctx && commitTokenWrites(ctx);
+  };
+
   return class StoreAdapter implements Adapter {
     constructor(private readonly kind: string) {}
 
@@ -123,10 +194,13 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
         consumed_at: null,
         expires_at: clock.now() + (expiresIn ?? FALLBACK_TTL_SECONDS) * 1000,
       };
-      await store.upsertOidcModel(record);
+      const ctx = holdingContext();
+      if (ctx) heldWrites(ctx).upserts.set(`${this.kind} ${id}`, record);
+      else await store.upsertOidcModel(record);
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
+      await commitHeldFirst();
       if (this.kind === 'Client') {
         const client = take<OidcClientRecord>(`Client ${id}`) ?? (await store.findOidcClient(id));
         return client && client.revoked_at === null ? clientMetadata(client) : undefined;
@@ -155,6 +229,7 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
     }
 
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+      await commitHeldFirst();
       return payloadOf(
         take<OidcModelRecord>(`${this.kind} uid ${uid}`) ??
           (await store.findOidcModelByUid(this.kind, uid, clock.now())),
@@ -162,6 +237,7 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
     }
 
     async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+      await commitHeldFirst();
       return payloadOf(await store.findOidcModelByUserCode(this.kind, userCode, clock.now()));
     }
 
@@ -174,24 +250,25 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
      */
     async consume(id: string): Promise<void> {
       forgetPrefetchedModels();
-      if (await store.consumeOidcModel(this.kind, id, clock.now())) return;
-      const grantId = GRANTABLE.has(this.kind)
-        ? (await store.findOidcModel(this.kind, id, clock.now()))?.grant_id
-        : null;
-      // Gone already when another replay ended the grant first.
-      if (grantId) {
-        await store.deleteOidcModelsByGrant(grantId);
-        await store.destroyOidcModel('Grant', grantId);
+      const ctx = holdingContext();
+      if (ctx) {
+        // Writes held before a spend stay before it: they do not depend on it.
+        if (held.has(ctx)) await commitTokenWrites(ctx);
+        heldWrites(ctx).spend = { kind: this.kind, id, at: clock.now() };
+        return;
       }
-      throw secondUse(this.kind);
+      if (await store.consumeOidcModel(this.kind, id, clock.now())) return;
+      await endReplayedGrant(this.kind, id);
     }
 
     async destroy(id: string): Promise<void> {
+      await commitHeldFirst();
       forgetPrefetchedModels();
       await store.destroyOidcModel(this.kind, id);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
+      await commitHeldFirst();
       forgetPrefetchedModels();
       await store.deleteOidcModelsByGrant(grantId);
     }

@@ -112,6 +112,7 @@ function postgresStore(generic: Store, pool: PostgresPool): Store {
     findOidcToken: reads.findOidcToken,
     upsertOidcModel: oidc.upsertOidcModel,
     consumeOidcModel: oidc.consumeOidcModel,
+    writeOidcModels: oidc.writeOidcModels,
     hitRateLimit: signIn.hitRateLimit,
     hitRateLimits: signIn.hitRateLimits,
     insertFlow: signIn.insertFlow,

@@ -11,7 +11,7 @@ import { columnsOf } from './columns.js';
  * The columns of the provider's reads, named rather than `*`: on PostgreSQL a statement
  * that names them is prepared once per connection (postgres/statement-names.ts).
  */
-const MODEL_COLUMNS = columnsOf<OidcModelRecord>({
+export const MODEL_COLUMNS = columnsOf<OidcModelRecord>({
   kind: true,
   id: true,
   payload: true,
@@ -35,6 +35,13 @@ const CLIENT_COLUMNS = columnsOf<OidcClientRecord>({
   revoked_at: true,
 });
 
+/** What an insert of a model row does when the row exists: it replaces it. */
+export const UPSERT_CONFLICT = `ON CONFLICT (kind, id) DO UPDATE SET ${MODEL_COLUMNS.filter(
+  (column) => column !== 'kind' && column !== 'id',
+)
+  .map((column) => `${column} = excluded.${column}`)
+  .join(', ')}`;
+
 /** A JSON string field of a text column, in each dialect's words (for `oidcSql`). */
 export const sqliteJsonField = (column: string, field: string) =>
   `json_extract(${column}, '$.${field}')`;
@@ -53,7 +60,6 @@ export function oidcSql(
   jsonField: (column: string, field: string) => string,
 ) {
   const live = `SELECT ${MODEL_COLUMNS.join(', ')} FROM oidc_models WHERE kind = ${placeholder(1)}`;
-  const updated = MODEL_COLUMNS.filter((column) => column !== 'kind' && column !== 'id');
   const of = (table: string, columns: readonly string[]) =>
     columns.map((column) => `${table}.${column}`);
   return {
@@ -81,7 +87,7 @@ export function oidcSql(
     modelByUid: `${live} AND uid = ${placeholder(2)} AND expires_at > ${placeholder(3)}`,
     clientById: `SELECT ${CLIENT_COLUMNS.join(', ')} FROM oidc_clients WHERE id = ${placeholder(1)}`,
     /** Bound as the record's MODEL_COLUMNS, in order. */
-    upsertModel: `INSERT INTO oidc_models (${MODEL_COLUMNS.join(', ')}) VALUES (${MODEL_COLUMNS.map((_, i) => placeholder(i + 1)).join(', ')}) ON CONFLICT (kind, id) DO UPDATE SET ${updated.map((column) => `${column} = excluded.${column}`).join(', ')}`,
+    upsertModel: `INSERT INTO oidc_models (${MODEL_COLUMNS.join(', ')}) VALUES (${MODEL_COLUMNS.map((_, i) => placeholder(i + 1)).join(', ')}) ${UPSERT_CONFLICT}`,
     /** Bound as (at, kind, id): only the first caller changes the row. */
     consumeModel: `UPDATE oidc_models SET consumed_at = ${placeholder(1)} WHERE kind = ${placeholder(2)} AND id = ${placeholder(3)} AND consumed_at IS NULL`,
   };
@@ -132,6 +138,35 @@ function recordOf<R>(
 export const modelValues = (record: OidcModelRecord) =>
   MODEL_COLUMNS.map((column) => record[column]);
 
+async function upsert(db: Kysely<Database>, record: OidcModelRecord): Promise<void> {
+  const changes = {
+    payload: record.payload,
+    grant_id: record.grant_id,
+    client_id: record.client_id,
+    uid: record.uid,
+    user_code: record.user_code,
+    consumed_at: record.consumed_at,
+    expires_at: record.expires_at,
+  };
+  await db
+    .insertInto('oidc_models')
+    .values(record)
+    .onConflict((conflict) => conflict.columns(['kind', 'id']).doUpdateSet(changes))
+    .execute();
+}
+
+/** Only the first caller changes the row: true for it alone. */
+async function consume(db: Kysely<Database>, kind: string, id: string, at: number) {
+  const result = await db
+    .updateTable('oidc_models')
+    .set({ consumed_at: at })
+    .where('kind', '=', kind)
+    .where('id', '=', id)
+    .where('consumed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 export function oidcQueries(db: Kysely<Database>): OidcStore {
   const live = (kind: string, now: number) =>
     db
@@ -141,20 +176,15 @@ export function oidcQueries(db: Kysely<Database>): OidcStore {
       .where('expires_at', '>', now);
   return {
     async upsertOidcModel(record) {
-      const changes = {
-        payload: record.payload,
-        grant_id: record.grant_id,
-        client_id: record.client_id,
-        uid: record.uid,
-        user_code: record.user_code,
-        consumed_at: record.consumed_at,
-        expires_at: record.expires_at,
+      await upsert(db, record);
+    },
+    async writeOidcModels(spend, upserts) {
+      const write = async (tx: Kysely<Database>) => {
+        if (spend && !(await consume(tx, spend.kind, spend.id, spend.at))) return false;
+        for (const record of upserts) await upsert(tx, record);
+        return true;
       };
-      await db
-        .insertInto('oidc_models')
-        .values(record)
-        .onConflict((conflict) => conflict.columns(['kind', 'id']).doUpdateSet(changes))
-        .execute();
+      return db.isTransaction ? write(db) : db.transaction().execute(write);
     },
     findOidcModel(kind, id, now) {
       return live(kind, now).where('id', '=', id).executeTakeFirst();
@@ -196,16 +226,7 @@ export function oidcQueries(db: Kysely<Database>): OidcStore {
     findOidcModelByUserCode(kind, userCode, now) {
       return live(kind, now).where('user_code', '=', userCode).executeTakeFirst();
     },
-    async consumeOidcModel(kind, id, at) {
-      const result = await db
-        .updateTable('oidc_models')
-        .set({ consumed_at: at })
-        .where('kind', '=', kind)
-        .where('id', '=', id)
-        .where('consumed_at', 'is', null)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
-    },
+    consumeOidcModel: (kind, id, at) => consume(db, kind, id, at),
     async destroyOidcModel(kind, id) {
       await db.deleteFrom('oidc_models').where('kind', '=', kind).where('id', '=', id).execute();
     },

@@ -1,4 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import type { OidcModelRecord } from '../../domain/oidc/model.js';
+import type { OidcSpend } from '../../domain/oidc/oidc-store.js';
 import type { OidcWrites } from '../store.js';
 import type { RawStatementOptions } from './raw-write.js';
 import { modelValues, oidcSql, sqliteJsonField } from '../queries/oidc.js';
@@ -20,12 +22,31 @@ const SQL = oidcSql(() => '?', sqliteJsonField);
 export function sqliteOidcWrites(options: RawStatementOptions): OidcWrites {
   const { raw, fallback, timeoutMs, durable } = options;
   // Prepared on first use: the tables exist only once the store has been migrated.
-  let prepared: { upsert: BetterSqlite3.Statement; consume: BetterSqlite3.Statement } | undefined;
-  const statements = () =>
-    (prepared ??= {
-      upsert: raw.prepare(SQL.upsertModel),
-      consume: raw.prepare(SQL.consumeModel),
+  let prepared:
+    | {
+        upsert: BetterSqlite3.Statement;
+        consume: BetterSqlite3.Statement;
+        /** One transaction: BEGIN IMMEDIATE takes the write lock before the spend is read. */
+        spendAndUpsert: (spend: OidcSpend | null, records: readonly OidcModelRecord[]) => boolean;
+      }
+    | undefined;
+  const statements = () => {
+    if (prepared) return prepared;
+    const upsert = raw.prepare(SQL.upsertModel);
+    const consume = raw.prepare(SQL.consumeModel);
+    const both = raw.transaction(
+      (spend: OidcSpend | null, records: readonly OidcModelRecord[]): boolean => {
+        if (spend && consume.run(spend.at, spend.kind, spend.id).changes !== 1) return false;
+        for (const record of records) upsert.run(modelValues(record));
+        return true;
+      },
+    );
+    return (prepared = {
+      upsert,
+      consume,
+      spendAndUpsert: (spend, records) => both.immediate(spend, records),
     });
+  };
 
   const write = rawWriter(raw, timeoutMs, durable);
 
@@ -41,6 +62,11 @@ export function sqliteOidcWrites(options: RawStatementOptions): OidcWrites {
       write(
         () => statements().consume.run(at, kind, id).changes === 1,
         () => fallback.consumeOidcModel(kind, id, at),
+      ),
+    writeOidcModels: (spend, upserts) =>
+      write(
+        () => statements().spendAndUpsert(spend, upserts),
+        () => fallback.writeOidcModels(spend, upserts),
       ),
   };
 }

@@ -244,6 +244,7 @@ function sqliteStore(options: {
     findOidcToken: reads.findOidcToken,
     upsertOidcModel: oidc.upsertOidcModel,
     consumeOidcModel: oidc.consumeOidcModel,
+    writeOidcModels: oidc.writeOidcModels,
     hitRateLimit: unsynced.hitRateLimit,
     hitRateLimits: unsynced.hitRateLimits,
     insertFlow: unsynced.insertFlow,
