@@ -130,6 +130,12 @@ export function commitTokenWrites(ctx: object): Promise<void> {
   return held.get(ctx)?.commit() ?? Promise.resolve();
 }
 
+/**
+ * The models a token request issues, whose writes it holds. Any other (a replay-detection
+ * row, say, whose uniqueness is checked as it is written) is written at once.
+ */
+const HELD_KINDS = new Set(['AccessToken', 'RefreshToken']);
+
 /** The request whose writes are held: a token request (the provider's `token` route). */
 function holdingContext(): object | undefined {
   const ctx = requestContext() as { oidc?: { route?: string } } | undefined;
@@ -194,9 +200,13 @@ export function storeAdapter(store: Store, clock: Clock): AdapterConstructor {
         consumed_at: null,
         expires_at: clock.now() + (expiresIn ?? FALLBACK_TTL_SECONDS) * 1000,
       };
-      const ctx = holdingContext();
-      if (ctx) heldWrites(ctx).upserts.set(`${this.kind} ${id}`, record);
-      else await store.upsertOidcModel(record);
+      const ctx = HELD_KINDS.has(this.kind) ? holdingContext() : undefined;
+      if (ctx) {
+        heldWrites(ctx).upserts.set(`${this.kind} ${id}`, record);
+      } else {
+        await commitHeldFirst();
+        await store.upsertOidcModel(record);
+      }
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
