@@ -35,6 +35,29 @@ describeEachDatabase('audit batch insert', (kind) => {
     expect(listed.find((row) => row.id === all[77]!.id)).toEqual(all[77]);
   });
 
+  it("a transaction's rows, one or many, land with its commit, once", async () => {
+    const before = await store.listAuditRecords(10_000);
+    const one = auditRow({ details: JSON.stringify({ kept: 'one' }) });
+    const many = [auditRow(), auditRow({ target_identity: null, service_id: null })];
+    await store.transaction(async (tx) => {
+      await tx.insertAuditRecords([one]);
+      // Written again, alone or in a batch: still one row.
+      await tx.insertAuditRecords([{ ...one, action: 'changed' }]);
+      await tx.insertAuditRecords([...many, one]);
+    });
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.insertAuditRecords([auditRow()]);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    const added = (await store.listAuditRecords(10_000)).filter(
+      (row) => !before.some((old) => old.id === row.id),
+    );
+    expect(added).toHaveLength(3);
+    for (const row of [one, ...many]) expect(added.find((r) => r.id === row.id)).toEqual(row);
+  });
+
   it('a flush while another transaction rolls back keeps its rows', async () => {
     const before = (await store.listAuditRecords(10_000)).length;
     let release!: () => void;

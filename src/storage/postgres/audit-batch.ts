@@ -24,6 +24,16 @@ const insert = (where = '') =>
     (column, k) => `$${k + 1}::${COLUMN_TYPES[column]}[]`,
   ).join(', ')}) AS rows (${COLUMNS.join(', ')})${where} ON CONFLICT (id) DO NOTHING`;
 export const AUDIT_INSERT = insert();
+/**
+ * One row, as plain VALUES: what a mutation's transaction writes (a sign-in, a revocation).
+ * Unnesting eight one-element arrays cost PostgreSQL about 190 µs more CPU per row on a
+ * 2-core machine (483-543 against 277-357 µs per BEGIN, insert, COMMIT; 3,000 each).
+ */
+export const AUDIT_INSERT_ONE = `INSERT INTO audit_log (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(
+  (_, k) => `$${k + 1}`,
+).join(', ')}) ON CONFLICT (id) DO NOTHING`;
+/** AUDIT_INSERT_ONE's parameters. */
+export const auditColumns = (record: AuditRecord) => COLUMNS.map((column) => record[column]);
 /** The buffered flush's: committed without waiting for the WAL flush (unsynced-commit.ts). */
 const AUDIT_BATCH_INSERT = insert(` WHERE ${UNSYNCED_COMMIT}`);
 

@@ -2,7 +2,7 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import type { Store } from '../../domain/store.js';
 import { SESSION_COLUMNS, signInSql } from '../queries/sign-in-sql.js';
 import type { Database } from '../schema.js';
-import { AUDIT_INSERT, auditColumnArrays } from './audit-batch.js';
+import { AUDIT_INSERT, AUDIT_INSERT_ONE, auditColumnArrays, auditColumns } from './audit-batch.js';
 
 const SQL = signInSql((n) => `$${n}`);
 /** A share lock: a password change (an UPDATE of the row) waits for the sign-in's commit. */
@@ -40,7 +40,8 @@ export function postgresTransactionWrites(tx: Kysely<Database>): PostgresTransac
     },
     async insertAuditRecords(records) {
       if (records.length === 0) return;
-      await run(AUDIT_INSERT, auditColumnArrays(records));
+      if (records.length === 1) await run(AUDIT_INSERT_ONE, auditColumns(records[0]!));
+      else await run(AUDIT_INSERT, auditColumnArrays(records));
     },
   };
 }
