@@ -1,3 +1,4 @@
+import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { OidcWrites } from '../store.js';
 import {
   MODEL_COLUMNS,
@@ -58,31 +59,27 @@ export function postgresOidcWrites(pool: PostgresPool): OidcWrites {
     });
     return result.rowCount === 1;
   };
+  /** The records in one statement; a code exchange and a refresh issue two: few names. */
+  const upsert = async (records: readonly OidcModelRecord[]) => {
+    await pool.query({
+      name: `tessera_oidc_upsert_${records.length}`,
+      text: upsertAll(records.length),
+      values: records.flatMap(modelValues),
+    });
+  };
   return {
-    async upsertOidcModel(record) {
-      await pool.query({
-        name: 'tessera_oidc_model_upsert',
-        text: SQL.upsertModel,
-        values: modelValues(record),
-      });
-    },
+    upsertOidcModel: (record) => upsert([record]),
     consumeOidcModel: consume,
     async writeOidcModels(spend, upserts) {
       if (upserts.length === 0) return spend ? consume(spend.kind, spend.id, spend.at) : true;
-      // A code exchange and a refresh each issue two models: the names stay few.
-      const values = upserts.flatMap(modelValues);
       if (!spend) {
-        await pool.query({
-          name: `tessera_oidc_upsert_${upserts.length}`,
-          text: upsertAll(upserts.length),
-          values,
-        });
+        await upsert(upserts);
         return true;
       }
       const result = await pool.query({
         name: `tessera_oidc_spend_upsert_${upserts.length}`,
         text: spendAndUpsert(upserts.length),
-        values: [spend.at, spend.kind, spend.id, ...values],
+        values: [spend.at, spend.kind, spend.id, ...upserts.flatMap(modelValues)],
       });
       return (result.rowCount ?? 0) > 0;
     },
