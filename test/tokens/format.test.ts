@@ -6,6 +6,7 @@ import {
   type TokenKind,
   isWellFormedToken,
   newToken,
+  randomSecret,
   tokenShape,
 } from '../../src/lib/tokens.js';
 
@@ -110,5 +111,25 @@ describe('token format', () => {
     for (const value of [undefined, null, 42, {}, '', 'tess_s_']) {
       expect(tokenShape('session', value)).toBe('malformed');
     }
+  });
+
+  it('draws every token and secret afresh from the pooled generator, across its refills', () => {
+    // 2 KiB a refill: 5,000 draws of 28 or 32 bytes cross it dozens of times.
+    const seen = new Set<string>();
+    const bytesOf = new Set<string>();
+    for (let i = 0; i < 2_500; i++) {
+      const token = newToken('session');
+      const secret = randomSecret();
+      expect(tokenShape('session', token)).toBe('crc32');
+      expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      seen.add(token).add(secret);
+      // No draw repeats another's bytes, whole or as the token's random part.
+      bytesOf.add(Buffer.from(token.slice(7), 'base64url').subarray(0, 28).toString('hex'));
+      bytesOf.add(Buffer.from(secret, 'base64url').subarray(0, 28).toString('hex'));
+    }
+    expect(seen.size).toBe(5_000);
+    expect(bytesOf.size).toBe(5_000);
+    // Nothing drawn is all zeros, as bytes read from an emptied pool would be.
+    expect([...bytesOf].some((hex) => /^(00)+$/.test(hex))).toBe(false);
   });
 });
