@@ -17,9 +17,7 @@
  * `--access-log` turns SERVICE_ACCESS_LOG on (at level info): its lines go to standard
  * output, so pipe the probe through `grep cpuMicrosPerRequest` for the figures.
  *
- * Usage: npm run bench:probe -- [--only whoami,verify,login,link,password,revoke]
- *          [--db sqlite|postgres] [--batches 30] [--without audit,service-token] [--sql]
- *          [--access-log]
+ * Options: `npm run bench:probe -- --help`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,19 +43,41 @@ const KINDS = ['whoami', 'verify', 'login', 'link', 'password', 'revoke'] as con
 const LINK_SUBJECTS = 1_000;
 type Kind = (typeof KINDS)[number];
 
-const { values } = parseArgs({
-  options: {
-    only: { type: 'string', default: KINDS.join(',') },
-    batches: { type: 'string', default: '30' },
-    without: { type: 'string', default: '' },
-    sql: { type: 'boolean', default: false },
-    db: { type: 'string', default: 'sqlite' },
-    'access-log': { type: 'boolean', default: false },
-  },
-});
-const kinds = values.only
-  .split(',')
-  .filter((k): k is Kind => (KINDS as readonly string[]).includes(k));
+const USAGE = `Usage: npm run bench:probe -- [--only ${KINDS.join(',')}]
+         [--db sqlite|postgres] [--batches 30] [--without audit,service-token] [--sql]
+         [--access-log]`;
+
+/** The options, or the usage and exit status 2 for any it cannot run (0 for --help). */
+function parseOptions() {
+  try {
+    const { values } = parseArgs({
+      options: {
+        only: { type: 'string', default: KINDS.join(',') },
+        batches: { type: 'string', default: '30' },
+        without: { type: 'string', default: '' },
+        sql: { type: 'boolean', default: false },
+        db: { type: 'string', default: 'sqlite' },
+        'access-log': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+    if (values.help) {
+      console.log(USAGE);
+      process.exit(0);
+    }
+    const unknown = values.only.split(',').filter((k) => !(KINDS as readonly string[]).includes(k));
+    if (unknown.length > 0) throw new Error(`--only: unknown kind ${unknown.join(', ')}`);
+    if (!['sqlite', 'postgres'].includes(values.db)) throw new Error('--db: sqlite or postgres');
+    if (!(Number(values.batches) > 0)) throw new Error('--batches: a positive number');
+    return values;
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+const values = parseOptions();
+const kinds = values.only.split(',') as Kind[];
 const batches = Math.max(DISCARDED_BATCHES + 1, Number(values.batches));
 const without = new Set(values.without.split(',').filter(Boolean));
 /** Sessions of their own for the revoke kind, each revoked once, after the shared ones. */
