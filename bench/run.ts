@@ -4,7 +4,15 @@
  * server, or for password login the argon2-only bound), all in separate processes from the
  * load generator. Writes bench/results/<out>.md. See `--help`.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
@@ -31,9 +39,17 @@ import { PROFILES, log, runScenario } from './lib/scenario.js';
 const RESULTS = join(ROOT, 'bench/results');
 
 async function profileSummary(result: ScenarioResult, db: BenchDatabase): Promise<void> {
-  const file = join(PROFILES, `${db.label.replace(' ', '-')}-${result.scenario}.cpuprofile`);
+  const stem = join(PROFILES, `${db.label.replace(' ', '-')}-${result.scenario}`);
   try {
-    result.profile = summarizeProfile(file);
+    result.profile = summarizeProfile(`${stem}.cpuprofile`);
+    // The floor's threads wrote one each (CPU.<date>.<pid>.<thread>.<n>.cpuprofile): its
+    // main thread, thread 0, is the reference's profile.
+    if (existsSync(`${stem}-floor`)) {
+      const main = readdirSync(`${stem}-floor`).find((name) => /\.0\.\d+\.cpuprofile$/.test(name));
+      if (main) renameSync(join(`${stem}-floor`, main), `${stem}-floor.cpuprofile`);
+      rmSync(`${stem}-floor`, { recursive: true, force: true });
+      if (main) result.referenceProfile = summarizeProfile(`${stem}-floor.cpuprofile`);
+    }
   } catch (error) {
     log(`no profile for ${db.label} ${result.scenario}: ${String(error)}`);
   }

@@ -217,6 +217,7 @@ export async function runOidcScenario(
       port: floorPort,
       env: db.env,
       client: { ...client, redirectUri: CALLBACK },
+      cpuProfile: cpuProfileOf(options, db, scenario, 'floor'),
     });
     const sides = [
       await oidcSide('service', service, issuer, client, db),

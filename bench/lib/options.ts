@@ -52,9 +52,10 @@ export const USAGE = `npm run bench -- [options]
   --db <sqlite|postgres|both>  (default both; postgres is skipped when unreachable)
   --large                 whoami on the 1M identities / 5M sessions database vs the small one
                           (seeds bench/.data/large.db once; default --db sqlite)
-  --profile               run the service under --cpu-prof (every scenario that runs; e.g.
-                          --profile --only whoami,verify); writes
-                          bench/results/profiles/*.cpuprofile and a summary in the report
+  --profile               run the service and its floor under --cpu-prof (every scenario
+                          that runs; e.g. --profile --only whoami,verify); writes
+                          bench/results/profiles/*.cpuprofile (the floor's *-floor.cpuprofile)
+                          and a summary of each in the report
   --no-build              skip \`npm run build\`
   --out <stem>            results file names (default latest, or large with --large)
 

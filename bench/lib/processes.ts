@@ -242,21 +242,31 @@ const START_FLAGS: string[] = (
   .split(/\s+/)
   .filter((word) => word.startsWith('--'));
 
+/**
+ * Where `--profile` has a process write its profile (`node --cpu-prof`). Without a name,
+ * each thread writes one of its own there (a floor runs under tsx, whose loader thread
+ * would otherwise overwrite the main thread's file).
+ */
+export interface CpuProfileFile {
+  dir: string;
+  name?: string;
+}
+
+const profileFlags = (file: CpuProfileFile | undefined): string[] =>
+  file
+    ? ['--cpu-prof', `--cpu-prof-dir=${file.dir}`].concat(
+        file.name ? [`--cpu-prof-name=${file.name}`] : [],
+      )
+    : [];
+
 export function startService(options: {
   port: number;
   env: NodeJS.ProcessEnv;
-  cpuProfile?: { dir: string; name: string };
+  cpuProfile?: CpuProfileFile;
 }): Promise<ServerProcess> {
-  const profile = options.cpuProfile
-    ? [
-        '--cpu-prof',
-        `--cpu-prof-dir=${options.cpuProfile.dir}`,
-        `--cpu-prof-name=${options.cpuProfile.name}`,
-      ]
-    : [];
   return ServerProcess.start(
     'service',
-    [...START_FLAGS, ...profile, join(ROOT, 'dist/cli/main.js'), 'serve'],
+    [...START_FLAGS, ...profileFlags(options.cpuProfile), join(ROOT, 'dist/cli/main.js'), 'serve'],
     options.env,
     options.port,
   );
@@ -271,10 +281,11 @@ function startBenchServer(
   file: string,
   port: number,
   env: NodeJS.ProcessEnv,
+  cpuProfile?: CpuProfileFile,
 ): Promise<ServerProcess> {
   return ServerProcess.start(
     name,
-    [...START_FLAGS, ...TSX, join(ROOT, file)],
+    [...START_FLAGS, ...profileFlags(cpuProfile), ...TSX, join(ROOT, file)],
     { ...env, FLOOR_PORT: String(port) },
     port,
   );
@@ -285,12 +296,19 @@ export function startFloor(options: {
   databaseUrl: string;
   responseBytes: number;
   env: NodeJS.ProcessEnv;
+  cpuProfile?: CpuProfileFile;
 }): Promise<ServerProcess> {
-  return startBenchServer('floor', 'bench/floor.ts', options.port, {
-    ...options.env,
-    SERVICE_DATABASE_URL: options.databaseUrl,
-    FLOOR_RESPONSE_BYTES: String(options.responseBytes),
-  });
+  return startBenchServer(
+    'floor',
+    'bench/floor.ts',
+    options.port,
+    {
+      ...options.env,
+      SERVICE_DATABASE_URL: options.databaseUrl,
+      FLOOR_RESPONSE_BYTES: String(options.responseBytes),
+    },
+    options.cpuProfile,
+  );
 }
 
 /** The bare oidc-provider (bench/oidc-floor.ts), serving `client` at its root issuer. */
@@ -298,11 +316,18 @@ export function startOidcFloor(options: {
   port: number;
   env: NodeJS.ProcessEnv;
   client: { id: string; secret: string; redirectUri: string };
+  cpuProfile?: CpuProfileFile;
 }): Promise<ServerProcess> {
-  return startBenchServer('oidc floor', 'bench/oidc-floor.ts', options.port, {
-    ...options.env,
-    FLOOR_OIDC_CLIENT_ID: options.client.id,
-    FLOOR_OIDC_CLIENT_SECRET: options.client.secret,
-    FLOOR_OIDC_REDIRECT_URI: options.client.redirectUri,
-  });
+  return startBenchServer(
+    'oidc floor',
+    'bench/oidc-floor.ts',
+    options.port,
+    {
+      ...options.env,
+      FLOOR_OIDC_CLIENT_ID: options.client.id,
+      FLOOR_OIDC_CLIENT_SECRET: options.client.secret,
+      FLOOR_OIDC_REDIRECT_URI: options.client.redirectUri,
+    },
+    options.cpuProfile,
+  );
 }

@@ -58,6 +58,8 @@ export interface ScenarioResult {
   loginFloor?: Side & { toBound: number; serviceToFloor: number };
   targets: Target[];
   profile?: ProfileSummary;
+  /** The reference's (floor or bare oidc-provider's) profile, taken the same way. */
+  referenceProfile?: ProfileSummary;
 }
 
 export interface LargeComparison {
@@ -253,35 +255,16 @@ export function markdown(report: BenchReport): string {
   }
   const profiled = report.results.filter((result) => result.profile);
   if (profiled.length > 0) {
-    lines.push('## CPU profiles of the service', '');
+    lines.push('## CPU profiles of the service and its reference', '');
     lines.push(
-      'Taken with `node --cpu-prof` over the service process\'s life, main thread only (the profiler itself slows the service down; figures in a profiled run are not the reference figures). Shares are of the sampled non-idle time. Self time is where the thread was; "inclusive" counts every sample whose stack passes through the area, and since Fastify runs each hook from inside the previous one, hook plugins (cookie, CORS) appear to include the whole rest of the request.',
+      'Taken with `node --cpu-prof` over the life of the service process and of its floor (or bare oidc-provider), main thread only (the profiler itself slows the service down; figures in a profiled run are not the reference figures). Shares are of the sampled non-idle time. Self time is where the thread was; "inclusive" counts every sample whose stack passes through the area, and since Fastify runs each hook from inside the previous one, hook plugins (cookie, CORS) appear to include the whole rest of the request.',
       '',
     );
     for (const result of profiled) {
-      const profile = result.profile!;
-      lines.push(
-        `### ${result.db} ${result.scenario} (${profile.file.replace(/^.*\/bench\//, 'bench/')})`,
-        '',
-        `Busy ${fmt(profile.busyMs)} ms sampled, idle ${fmt(profile.idleShare * 100, 1)}% of the process's time.`,
-        '',
-        '| self time | function | | inclusive | area | | self | area |',
-        '|--:|---|---|--:|---|---|--:|---|',
-      );
-      const rows = Math.max(
-        profile.topFunctions.length,
-        profile.inclusiveByArea.length,
-        profile.selfByArea.length,
-      );
-      for (let i = 0; i < rows; i++) {
-        const f = profile.topFunctions[i];
-        const inc = profile.inclusiveByArea[i];
-        const self = profile.selfByArea[i];
-        lines.push(
-          `| ${f ? `${fmt(f.share * 100, 1)}%` : ''} | ${f ? `\`${f.name}\`` : ''} | | ${inc ? `${fmt(inc.share * 100, 1)}%` : ''} | ${inc?.name ?? ''} | | ${self ? `${fmt(self.share * 100, 1)}%` : ''} | ${self?.name ?? ''} |`,
-        );
+      lines.push(...profileTable(`${result.db} ${result.scenario}`, result.profile!));
+      if (result.referenceProfile) {
+        lines.push(...profileTable(`its reference, the same run`, result.referenceProfile));
       }
-      lines.push('');
     }
   }
   if (report.notes.length > 0) {
@@ -290,4 +273,31 @@ export function markdown(report: BenchReport): string {
     lines.push('');
   }
   return lines.join('\n');
+}
+
+/** One profile's table for the report: top functions by self time, areas by both. */
+function profileTable(title: string, profile: ProfileSummary): string[] {
+  const lines = [
+    `### ${title} (${profile.file.replace(/^.*\/bench\//, 'bench/')})`,
+    '',
+    `Busy ${fmt(profile.busyMs)} ms sampled, idle ${fmt(profile.idleShare * 100, 1)}% of the process's time.`,
+    '',
+    '| self time | function | | inclusive | area | | self | area |',
+    '|--:|---|---|--:|---|---|--:|---|',
+  ];
+  const rows = Math.max(
+    profile.topFunctions.length,
+    profile.inclusiveByArea.length,
+    profile.selfByArea.length,
+  );
+  for (let i = 0; i < rows; i++) {
+    const f = profile.topFunctions[i];
+    const inc = profile.inclusiveByArea[i];
+    const self = profile.selfByArea[i];
+    lines.push(
+      `| ${f ? `${fmt(f.share * 100, 1)}%` : ''} | ${f ? `\`${f.name}\`` : ''} | | ${inc ? `${fmt(inc.share * 100, 1)}%` : ''} | ${inc?.name ?? ''} | | ${self ? `${fmt(self.share * 100, 1)}%` : ''} | ${self?.name ?? ''} |`,
+    );
+  }
+  lines.push('');
+  return lines;
 }

@@ -6,6 +6,7 @@ import type { LoadResult, LoadSpec, ScenarioName } from './load.js';
 import type { BenchOptions } from './options.js';
 import { preflight, sessionBodyBytes, signIn } from './preflight.js';
 import {
+  type CpuProfileFile,
   ROOT,
   type ServerProcess,
   freePort,
@@ -162,12 +163,19 @@ export function cpuProfileOf(
   options: BenchOptions,
   db: BenchDatabase,
   scenario: ScenarioName,
-): { dir: string; name: string } | undefined {
+  side: 'service' | 'floor' = 'service',
+): CpuProfileFile | undefined {
   if (!options.profile) return undefined;
-  const name = `${db.label.replace(' ', '-')}-${scenario}.cpuprofile`;
+  const stem = `${db.label.replace(' ', '-')}-${scenario}`;
   mkdirSync(PROFILES, { recursive: true });
-  rmSync(join(PROFILES, name), { force: true });
-  return { dir: PROFILES, name };
+  if (side === 'service') {
+    rmSync(join(PROFILES, `${stem}.cpuprofile`), { force: true });
+    return { dir: PROFILES, name: `${stem}.cpuprofile` };
+  }
+  // A directory of the floor's threads' profiles; run.ts keeps its main thread's.
+  rmSync(join(PROFILES, `${stem}-floor.cpuprofile`), { force: true });
+  rmSync(join(PROFILES, `${stem}-floor`), { recursive: true, force: true });
+  return { dir: join(PROFILES, `${stem}-floor`) };
 }
 
 const perOp = (seconds: number | undefined, ops: number) =>
@@ -241,6 +249,7 @@ export async function runScenario(
       databaseUrl: db.url,
       responseBytes: await sessionBodyBytes(service.url, db),
       env: db.env,
+      cpuProfile: cpuProfileOf(options, db, scenario, 'floor'),
     });
     // Warm-up, discarded: the session scenarios present every one of their tokens twice
     // (JIT, SQLite and OS page caches see the whole working set, which matters on the
