@@ -358,6 +358,19 @@ describeEachDatabase('store contract', (kind) => {
       expect(await store.hitRateLimits([], T0)).toEqual([]);
     });
 
+    it('counts a key listed twice twice, as one by one', async () => {
+      const key = `twice:${kind}`;
+      const twice = [
+        { key, windowMs: HOUR, limit: 2 },
+        { key, windowMs: HOUR, limit: 2 },
+      ];
+      expect(await store.hitRateLimits(twice, T0)).toEqual([
+        { count: 1, reset_at: T0 + HOUR },
+        { count: 2, reset_at: T0 + HOUR },
+      ]);
+      expect(await store.hitRateLimits(twice, T0)).toEqual([{ count: 3, reset_at: T0 + HOUR }]);
+    });
+
     it('gives concurrent multi-counter hits distinct counts on each counter', async () => {
       const counts = [
         { key: `multi-a:${kind}`, windowMs: HOUR, limit: 1_000 },

@@ -1,10 +1,10 @@
-import type { RateLimitHit } from '../../domain/rate-limit/rate-limit-store.js';
+import type { RateLimitCount, RateLimitHit } from '../../domain/rate-limit/rate-limit-store.js';
 import type { Store } from '../../domain/store.js';
 import { hitInOrder } from '../queries/rate-limits.js';
 import { FLOW_COLUMNS, hitRateLimitArgs, signInSql } from '../queries/sign-in-sql.js';
 import { jsonReads } from './json-row.js';
 import type { PostgresPool } from './pool.js';
-import { unsyncedRow } from './unsynced-commit.js';
+import { UNSYNCED_COMMIT, unsyncedRow } from './unsynced-commit.js';
 
 export type SignInStatements = Pick<
   Store,
@@ -23,6 +23,30 @@ type Row<Read extends keyof SignInStatements> = NonNullable<
 
 // The counters' upsert and the flow's insert commit unsynced, as on SQLite.
 const SQL = signInSql((n) => `$${n}`, unsyncedRow);
+
+/**
+ * `hitRateLimits` of `n` counters as one statement: one round trip and one commit where
+ * one upsert after another were n (a flow's submission counts its address and its
+ * username). Each upsert is a CTE whose row exists only while the counter before it is
+ * within its limit, so the keys after the first refusal are not counted, as in
+ * `hitInOrder`; each reads the one before it, so the counters are locked in the keys'
+ * order. Bound as each counter's (key, end of a new window, now, limit), without the last
+ * limit, which nothing reads (PostgreSQL cannot type a parameter no expression uses).
+ */
+function hitChainSql(n: number): string {
+  const hits = Array.from({ length: n }, (_, i) => {
+    const [key, resetAt, now] = [4 * i + 1, 4 * i + 2, 4 * i + 3].map((p) => `$${p}`);
+    // The first one gates the commit (SET LOCAL: the whole statement's transaction).
+    const gate = i === 0 ? UNSYNCED_COMMIT : `(SELECT count FROM hit${i - 1}) <= $${4 * i}`;
+    return `hit${i} AS (INSERT INTO rate_limits (key, count, reset_at) SELECT ${key}, 1, ${resetAt} WHERE ${gate}
+  ON CONFLICT (key) DO UPDATE SET
+    count = CASE WHEN rate_limits.reset_at <= ${now} THEN 1 ELSE rate_limits.count + 1 END,
+    reset_at = CASE WHEN rate_limits.reset_at <= ${now} THEN excluded.reset_at ELSE rate_limits.reset_at END
+  RETURNING count, reset_at)`;
+  });
+  const rows = hits.map((_, i) => `SELECT ${i} AS i, count, reset_at FROM hit${i}`);
+  return `WITH ${hits.join(',\n')}\n${rows.join(' UNION ALL ')} ORDER BY i`;
+}
 
 /**
  * What a login runs outside its transaction (the flow's creation and its counter, the
@@ -60,10 +84,25 @@ export function postgresSignInStatements(pool: PostgresPool): SignInStatements {
     return row;
   }
 
+  async function hitChain(counts: readonly RateLimitCount[], now: number): Promise<RateLimitHit[]> {
+    const { rows } = await pool.query<RateLimitHit & { i: number }>({
+      name: `tessera_rate_limit_hits_${counts.length}`,
+      text: hitChainSql(counts.length),
+      values: counts
+        .flatMap(({ key, windowMs, limit }) => [key, now + windowMs, now, limit])
+        .slice(0, -1),
+    });
+    return rows.map(({ count, reset_at }) => ({ count, reset_at }));
+  }
+
   return {
     hitRateLimit: hit,
     hitRateLimits: (counts, now) =>
-      hitInOrder(counts, ({ key, windowMs }) => hit(key, windowMs, now)),
+      // One key is the single upsert; a key counted twice in one statement would be a row
+      // updated twice, which PostgreSQL refuses, so such a list is counted one by one.
+      counts.length > 1 && new Set(counts.map(({ key }) => key)).size === counts.length
+        ? hitChain(counts, now)
+        : hitInOrder(counts, ({ key, windowMs }) => hit(key, windowMs, now)),
     async insertFlow(record) {
       await pool.query({
         name: 'tessera_flow_insert',
