@@ -25,7 +25,7 @@ import { sessionRoutes } from './routes/sessions.js';
 import { echoRequestId, requestIds } from './request-id.js';
 import { requestLog } from './request-log.js';
 import { securityHeaders, securityHeadersHook } from './security-headers.js';
-import { presentedCaller, registerServiceAuth } from './service-auth.js';
+import { refusalOfCaller, presentedCaller, registerServiceAuth } from './service-auth.js';
 import { Transport } from './transport.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -93,7 +93,9 @@ export async function buildServer(
   app.decorateRequest('errorCode', null);
   app.decorate('shutdown', (timeoutMs: number) => transport.shutdown(app, timeoutMs));
   app.addHook('onRequest', securityHeadersHook(headers));
-  app.setErrorHandler(handleError);
+  app.setErrorHandler(async (error, request, reply) =>
+    handleError(await refusalOfCaller(deps, request, error), request, reply),
+  );
   app.setNotFoundHandler(async (request, reply) => {
     // An unknown route answers 404 whatever the token, but a presented token is audited.
     if (request.headers.authorization !== undefined) {

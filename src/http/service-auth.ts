@@ -15,6 +15,11 @@ declare module 'fastify' {
     action?: string;
     /** The use case writes its own audit row in its transaction when it succeeds. */
     auditedInTransaction?: boolean;
+    /**
+     * Names the caller of a bearer token together with the route's own first read, from the
+     * parsed body (verify: the session), instead of a lookup of its own before the body.
+     */
+    readCaller?: (request: FastifyRequest, token: string) => Promise<ServiceCaller>;
   }
   interface FastifyRequest {
     caller: ServiceCaller | null;
@@ -47,9 +52,44 @@ export async function presentedCaller(
 
 /** The service an `Authorization` header value names; a header that names none is refused. */
 export async function callerOf(deps: CallerLookup, header: string): Promise<ServiceCaller> {
-  const match = /^Bearer +(\S+) *$/i.exec(header);
-  if (!match?.[1]) throw new DomainError('invalid_service_token');
-  return authenticateServiceToken(deps, match[1]);
+  const token = bearerToken(header);
+  if (token === undefined) throw new DomainError('invalid_service_token');
+  return authenticateServiceToken(deps, token);
+}
+
+const bearerToken = (header: string): string | undefined => /^Bearer +(\S+) *$/i.exec(header)?.[1];
+
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
+/** The grant a route requires and the caller's token whose lookup waits for the body. */
+const awaitingCaller = new WeakMap<FastifyRequest, { token: string; grant: Grant }>();
+
+function admit(request: FastifyRequest, caller: ServiceCaller, grant: Grant): void {
+  request.caller = caller;
+  if (!caller.grants.has(grant)) {
+    throw new DomainError('forbidden', `this service token lacks the ${grant} grant`);
+  }
+}
+
+/**
+ * For the error handler: a request refused before its caller was looked up (a body that
+ * does not parse, or one past the size limit, on a route whose caller is read with its
+ * body) is answered as it was before the body: an unknown token or a missing grant first.
+ */
+export async function refusalOfCaller(
+  deps: CallerLookup,
+  request: FastifyRequest,
+  error: unknown,
+): Promise<unknown> {
+  const awaiting = awaitingCaller.get(request);
+  if (awaiting === undefined) return error;
+  awaitingCaller.delete(request);
+  try {
+    admit(request, await authenticateServiceToken(deps, awaiting.token), awaiting.grant);
+    return error;
+  } catch (refusal) {
+    return refusal;
+  }
 }
 
 /**
@@ -57,7 +97,18 @@ export async function callerOf(deps: CallerLookup, header: string): Promise<Serv
  * so an unauthenticated caller learns nothing about body validation. The hook is attached
  * to the routes that declare a grant only: the browser endpoints (whoami on every page
  * view) never pay for it. Unknown routes audit a presented token in the not-found handler.
+ *
+ * A route with `readCaller` (verify) looks its caller up with its own first read, once the
+ * JSON body is parsed, and before it is validated: one read where there were two, and the
+ * answers in the same order (an unknown token, then a missing grant, then the body). What
+ * can be checked without the database still is before the body: a missing, malformed or
+ * wrongly checksummed token and a wrong content type are refused as on any route. A
+ * well-formed token that turns out unknown has its body read first (64 KiB at most, as any
+ * browser form's).
  */
+const hooks = <Hook>(own: Hook | Hook[] | undefined): Hook[] =>
+  own === undefined ? [] : Array.isArray(own) ? own : [own];
+
 export function registerServiceAuth(
   app: FastifyInstance,
   deps: CallerLookup & { audit: AuditLog },
@@ -69,21 +120,37 @@ export function registerServiceAuth(
     const grant = route.config?.grant;
     if (!grant) return;
     const takesBody = route.schema?.body !== undefined;
+    const readCaller = takesBody ? route.config?.readCaller : undefined;
     const authorize = async (request: FastifyRequest) => {
+      if (readCaller && awaitBody(request)) return;
       const caller = await presentedCaller(deps, request);
       if (!caller) throw new DomainError('missing_service_token');
-      if (!caller.grants.has(grant)) {
-        throw new DomainError('forbidden', `this service token lacks the ${grant} grant`);
-      }
+      admit(request, caller, grant);
       // Service bodies are JSON only; the form parser registered for the browser flows must
       // not make a form post acceptable here.
       const type = request.headers['content-type'];
-      if (takesBody && type && !/^application\/json\s*(;|$)/i.test(type)) {
+      if (takesBody && type && !JSON_TYPE.test(type)) {
         throw validationError('content type must be application/json');
       }
     };
-    const own = route.onRequest;
-    route.onRequest = [authorize, ...(own === undefined ? [] : Array.isArray(own) ? own : [own])];
+    /** Leaves the lookup of a token that passes every offline check to `readCaller`. */
+    const awaitBody = (request: FastifyRequest): boolean => {
+      const { authorization, 'content-type': type } = request.headers;
+      const token = authorization === undefined ? undefined : bearerToken(authorization);
+      if (token === undefined || !type || !JSON_TYPE.test(type)) return false;
+      if (!deps.legacyTokens.accepts('service', token)) return false;
+      request.audit ??= { target: null, details: {} };
+      awaitingCaller.set(request, { token, grant });
+      return true;
+    };
+    const withBody = async (request: FastifyRequest) => {
+      const awaiting = awaitingCaller.get(request);
+      if (awaiting === undefined) return;
+      awaitingCaller.delete(request);
+      admit(request, await readCaller!(request, awaiting.token), grant);
+    };
+    route.onRequest = [authorize, ...hooks(route.onRequest)];
+    if (readCaller) route.preValidation = [withBody, ...hooks(route.preValidation)];
   });
 
   // A callback hook: on the requests that carry no service token it costs one check.

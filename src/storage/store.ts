@@ -30,6 +30,7 @@ export type PreparedReads = Pick<
   Store,
   | 'findSessionByTokenHash'
   | 'findServiceTokenByHash'
+  | 'findCallerAndSession'
   | 'findIdentityById'
   | 'findOidcModel'
   | 'findOidcModelByUid'

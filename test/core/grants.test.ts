@@ -1,7 +1,16 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newToken } from '../../src/lib/tokens.js';
 import { revokeServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { createIdentity, expectError, testActor } from '../helpers/core.js';
+import {
+  auditEntries,
+  createIdentity,
+  createSession,
+  expectError,
+  expectValidation,
+  testActor,
+} from '../helpers/core.js';
+import { recordStoreCalls } from '../helpers/store-calls.js';
 import { CORE_ENDPOINTS, sendWithHeader } from '../helpers/core-endpoints.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import {
@@ -40,6 +49,53 @@ describeEachDatabase('service tokens and grants', (kind) => {
       payload: '{not json',
     });
     expectError(res, 401, 'missing_service_token');
+  });
+
+  describe('verify, whose caller is read with its session', () => {
+    const verify = (bearer: string, payload: string) =>
+      t.inject({
+        method: 'POST',
+        url: '/v1/sessions/verify',
+        headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+        payload,
+      });
+    const unknown = () => newToken('service');
+
+    it('answers in the order of any route: unknown token, then grant, then the body', async () => {
+      const session = JSON.stringify({ token: newToken('session') });
+      for (const payload of ['{not json', '{"token": 5}', '', 'x'.repeat(70_000), session]) {
+        expectError(await verify(unknown(), payload), 401, 'invalid_service_token');
+        expectError(await verify(tokens.revoked, payload), 401, 'invalid_service_token');
+        expectError(
+          await verify(tokens.only('revoke'), payload),
+          403,
+          'forbidden',
+          /lacks the introspect grant/,
+        );
+      }
+      const caller = tokens.only('introspect');
+      expectValidation(await verify(caller, '{not json'), 'request body is not valid JSON');
+      expectValidation(await verify(caller, 'x'.repeat(70_000)), 'request body exceeds 64 KiB');
+      expect((await verify(caller, '{"token": 5}')).statusCode).toBe(422);
+      expectError(await verify(caller, session), 401, 'invalid_token');
+    });
+
+    it('reads the caller and the session in one read, and audits the caller', async () => {
+      const identity = await createIdentity(t);
+      const { token } = await createSession(t, identity.id);
+      const calls = recordStoreCalls(t.deps.store);
+      const res = await verify(tokens.only('introspect'), JSON.stringify({ token }));
+      expect(res.statusCode).toBe(200);
+      expect(calls.names.filter((name) => name.startsWith('find'))).toEqual([
+        'findCallerAndSession',
+      ]);
+      const rows = (await auditEntries(t)).filter((entry) => entry.action === 'session_verify');
+      expect(rows.at(-1)).toMatchObject({
+        service_name: expect.any(String),
+        target_identity: identity.id,
+        outcome: 'ok',
+      });
+    });
   });
 
   it('a token revoked while in use is refused on the next request', async () => {

@@ -143,6 +143,31 @@ describeEachDatabase('store contract', (kind) => {
       expect(await store.findSessionById(identityRow().id)).toBeUndefined();
     });
 
+    it('reads a caller and a session together as the two reads alone, found or not', async () => {
+      const identity = identityRow();
+      await store.insertIdentity(identity);
+      const session = sessionRow(identity.id);
+      await store.insertSession(stored(session));
+      const caller = serviceTokenRow();
+      await store.insertServiceToken(caller);
+      const apart = async (tokenHash: string, sessionHash: string) => ({
+        serviceToken: await store.findServiceTokenByHash(tokenHash),
+        found: await store.findSessionByTokenHash(sessionHash),
+      });
+      for (const [tokenHash, sessionHash] of [
+        [caller.token_hash, session.token_hash],
+        [caller.token_hash, 'unknown-hash'],
+        ['unknown-hash', session.token_hash],
+        ['unknown-hash', 'unknown-hash'],
+      ] as const) {
+        const together = await store.findCallerAndSession(tokenHash, sessionHash);
+        expect(together).toEqual(await apart(tokenHash, sessionHash));
+      }
+      const both = await store.findCallerAndSession(caller.token_hash, session.token_hash);
+      expect(both.serviceToken).toEqual(caller);
+      expect(both.found?.identity).toEqual({ ...identity, password_hash: null });
+    });
+
     it('inside a transaction: inserts a session, and a duplicate token hash is UniqueViolation', async () => {
       const identity = identityRow();
       await store.insertIdentity(identity);

@@ -65,7 +65,12 @@ describeEachDatabase('token checksums', (kind) => {
   const verify = (token: string, bearer = introspect) =>
     t.call('POST', '/v1/sessions/verify', bearer, { token });
   const getFlow = (id: string) => t.inject({ method: 'GET', url: `/v1/flows/${id}` });
-  const SESSION_LOOKUPS = ['findSessionByTokenHash', 'revokeSessionByTokenHash'] as const;
+  // Verify reads its session with its caller's token (findCallerAndSession).
+  const SESSION_LOOKUPS = [
+    'findSessionByTokenHash',
+    'findCallerAndSession',
+    'revokeSessionByTokenHash',
+  ] as const;
 
   it('mints every kind with a valid checksum and records the format', async () => {
     const identity = await createIdentity(t);
@@ -118,7 +123,7 @@ describeEachDatabase('token checksums', (kind) => {
       // An unknown token with a valid checksum is looked up, and answered the same.
       expectError(await whoami(newToken('session')), 401, 'invalid_token');
       expectError(await verify(newToken('session')), 401, 'invalid_token');
-      expect(calls.count('findSessionByTokenHash')).toBe(2);
+      expect(calls.count('findSessionByTokenHash', 'findCallerAndSession')).toBe(2);
       // A made-up one too: 32 random bytes.
       calls.reset();
       expectError(await whoami(legacyToken('session')), 401, 'invalid_token');
@@ -146,13 +151,13 @@ describeEachDatabase('token checksums', (kind) => {
     it('refuses a mistyped service token without a lookup', async () => {
       const mistyped = typo(introspect, 'service');
       expectError(await verify(newToken('session'), mistyped), 401, 'invalid_service_token');
-      expect(calls.count('findServiceTokenByHash', 'findSessionByTokenHash')).toBe(0);
+      expect(calls.count('findServiceTokenByHash', ...SESSION_LOOKUPS)).toBe(0);
       expectError(
         await verify(newToken('session'), newToken('service')),
         401,
         'invalid_service_token',
       );
-      expect(calls.count('findServiceTokenByHash')).toBe(1);
+      expect(calls.count('findServiceTokenByHash', 'findCallerAndSession')).toBe(1);
     });
 
     it('answers a mistyped flow id 404 without a lookup', async () => {

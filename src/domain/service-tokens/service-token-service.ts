@@ -9,6 +9,7 @@ import { UniqueViolation } from '../unique-violation.js';
 import {
   GRANTS,
   type ServiceCaller,
+  type ServiceTokenRecord,
   type ServiceTokenView,
   isGrant,
   toCaller,
@@ -33,7 +34,11 @@ export async function authenticateServiceToken(
   token: string,
 ): Promise<ServiceCaller> {
   if (!deps.legacyTokens.accepts('service', token)) throw new DomainError('invalid_service_token');
-  const record = await deps.store.findServiceTokenByHash(hashToken(token));
+  return callerOfRecord(await deps.store.findServiceTokenByHash(hashToken(token)));
+}
+
+/** The caller a token's stored row names; an unknown or revoked token is refused. */
+export function callerOfRecord(record: ServiceTokenRecord | undefined): ServiceCaller {
   if (!record || record.revoked_at !== null) throw new DomainError('invalid_service_token');
   return toCaller(record);
 }

@@ -7,7 +7,13 @@ import { type IdentityRecord, requireIdentityId } from '../identities/identity.j
 import type { Assurance } from '../sign-in/method.js';
 import type { Store } from '../store.js';
 import type { LegacyTokens } from '../tokens/legacy-tokens.js';
+import {
+  authenticateServiceToken,
+  callerOfRecord,
+} from '../service-tokens/service-token-service.js';
+import type { ServiceCaller } from '../service-tokens/service-token.js';
 import type { LastUseRecorder } from './last-use.js';
+import type { SessionWithIdentity } from './session-store.js';
 import {
   type AuthenticationMethod,
   type MintedSession,
@@ -66,15 +72,57 @@ export async function mintSession(
 export async function verifySession(
   deps: Pick<SessionDeps, 'store' | 'clock' | 'lastUse' | 'legacyTokens'>,
   token: unknown,
+  /** The session row already read with the caller's token (`readCallerWithSession`). */
+  read?: SessionRead,
 ): Promise<Session> {
-  if (!deps.legacyTokens.accepts('session', token)) throw new DomainError('invalid_token');
-  const found = await deps.store.findSessionByTokenHash(hashToken(token));
+  let found: SessionWithIdentity | undefined;
+  if (read !== undefined && read.token === token) {
+    found = read.found;
+  } else {
+    if (!deps.legacyTokens.accepts('session', token)) throw new DomainError('invalid_token');
+    found = await deps.store.findSessionByTokenHash(hashToken(token));
+  }
   if (!found || found.session.revoked_at !== null) throw new DomainError('invalid_token');
   const now = deps.clock.now();
   if (found.session.expires_at <= now) throw new DomainError('session_expired');
   if (found.identity.state !== 'active') throw new DomainError('identity_disabled');
   deps.lastUse.record(found.session, now);
   return toSession(found.session, found.identity);
+}
+
+/** A session check's row, read before `verifySession` asks for it, by `token`. */
+export interface SessionRead {
+  /** Passed the offline check (format and checksum) before it was read. */
+  token: string;
+  found: SessionWithIdentity | undefined;
+}
+
+/**
+ * A service asking about a session (`POST /v1/sessions/verify`): its bearer token and the
+ * session token it names, read together (one round trip on PostgreSQL where the two reads
+ * were two). The caller is refused as `authenticateServiceToken` refuses it; the session
+ * row is for `verifySession`. A session token that cannot be one (not a string, a wrong
+ * checksum) is not read: the caller alone is.
+ */
+export async function readCallerWithSession(
+  deps: Pick<SessionDeps, 'store' | 'legacyTokens'>,
+  serviceToken: string,
+  sessionToken: unknown,
+): Promise<{ caller: ServiceCaller; read?: SessionRead }> {
+  if (
+    !deps.legacyTokens.accepts('service', serviceToken) ||
+    !deps.legacyTokens.accepts('session', sessionToken)
+  ) {
+    return { caller: await authenticateServiceToken(deps, serviceToken) };
+  }
+  const both = await deps.store.findCallerAndSession(
+    hashToken(serviceToken),
+    hashToken(sessionToken),
+  );
+  return {
+    caller: callerOfRecord(both.serviceToken),
+    read: { token: sessionToken, found: both.found },
+  };
 }
 
 /**

@@ -1,11 +1,18 @@
 import type { TokenFormat } from '../../lib/tokens.js';
 import type { IdentityRecord } from '../identities/identity.js';
+import type { ServiceTokenRecord } from '../service-tokens/service-token.js';
 import type { SessionUse } from './last-use.js';
 import type { SessionDevice, SessionListing, SessionRecord } from './session.js';
 
 export interface SessionWithIdentity {
   session: SessionRecord;
   identity: IdentityRecord;
+}
+
+/** A service's question about a session, read at once (`findCallerAndSession`). */
+export interface CallerAndSession {
+  serviceToken: ServiceTokenRecord | undefined;
+  found: SessionWithIdentity | undefined;
 }
 
 export interface SessionStore {
@@ -18,6 +25,14 @@ export interface SessionStore {
   ): Promise<void>;
   /** The hot path: one indexed lookup joining the identity. */
   findSessionByTokenHash(tokenHash: string): Promise<SessionWithIdentity | undefined>;
+  /**
+   * `findServiceTokenByHash` and `findSessionByTokenHash` together, for a service asking
+   * about a session (`POST /v1/sessions/verify`): one round trip on PostgreSQL.
+   */
+  findCallerAndSession(
+    serviceTokenHash: string,
+    sessionTokenHash: string,
+  ): Promise<CallerAndSession>;
   findSessionById(id: string): Promise<SessionRecord | undefined>;
   /** Sets revoked_at if not yet set; returns whether the row exists. */
   revokeSessionById(id: string, at: number): Promise<boolean>;

@@ -1,7 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { validationError } from '../../domain/errors.js';
 import {
+  type SessionRead,
+  readCallerWithSession,
   revokeSessionById,
   revokeSessionByToken,
   verifySession,
@@ -26,10 +28,21 @@ export const RevokeBody = Type.Object(
 );
 
 export function sessionRoutes(app: FastifyInstance, deps: AppDeps): void {
+  /** Each verify's session row, read with its caller's token before the body is validated. */
+  const sessionReads = new WeakMap<FastifyRequest, SessionRead>();
   app.post<{ Body: Static<typeof VerifyBody> }>(
     '/v1/sessions/verify',
     {
-      config: { grant: 'introspect', action: 'session_verify' },
+      config: {
+        grant: 'introspect',
+        action: 'session_verify',
+        async readCaller(request, token) {
+          const body = request.body as { token?: unknown } | undefined;
+          const { caller, read } = await readCallerWithSession(deps, token, body?.token);
+          if (read) sessionReads.set(request, read);
+          return caller;
+        },
+      },
       schema: {
         operationId: 'verifySession',
         summary: 'Check a session token and get its session',
@@ -39,7 +52,7 @@ export function sessionRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request) => {
-      const session = await verifySession(deps, request.body.token);
+      const session = await verifySession(deps, request.body.token, sessionReads.get(request));
       request.audit!.target = session.identity.id;
       request.audit!.details.session_id = session.id;
       return session;

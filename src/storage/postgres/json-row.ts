@@ -34,7 +34,7 @@ export function jsonReads(pool: PostgresPool) {
  * both databases, would say so. Both functions take at most 100 arguments: the widest
  * read here, the access token's, has 46 columns.
  */
-function jsonRow(select: string, as: 'array' | 'object'): string {
+export function jsonRow(select: string, as: 'array' | 'object'): string {
   const from = select.indexOf(' FROM ');
   if (!select.startsWith('SELECT ') || from < 0) throw new Error(`not a plain SELECT: ${select}`);
   const columns = select.slice('SELECT '.length, from).split(', ');

@@ -105,6 +105,7 @@ function postgresStore(generic: Store, pool: PostgresPool): Store {
     ...generic,
     findSessionByTokenHash: reads.findSessionByTokenHash,
     findServiceTokenByHash: reads.findServiceTokenByHash,
+    findCallerAndSession: reads.findCallerAndSession,
     findIdentityById: reads.findIdentityById,
     findOidcModel: reads.findOidcModel,
     findOidcModelByUid: reads.findOidcModelByUid,

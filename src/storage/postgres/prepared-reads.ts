@@ -5,7 +5,7 @@ import type { ServiceTokenRecord } from '../../domain/service-tokens/service-tok
 import type { PreparedReads } from '../store.js';
 import { oidcSql, postgresJsonField, tokenRead } from '../queries/oidc.js';
 import { type SessionCheckTuple, fromSessionCheckTuple, hotPathSql } from '../queries/sessions.js';
-import { jsonReads } from './json-row.js';
+import { jsonReads, jsonRow } from './json-row.js';
 import type { PostgresPool } from './pool.js';
 
 /**
@@ -19,6 +19,16 @@ import type { PostgresPool } from './pool.js';
  *
  * Each read answers its row as one JSON value (json-row.ts says why).
  */
+/**
+ * The service token and the session check as one statement, each a scalar subquery
+ * answering its row as JSON or NULL: verify's two reads in one round trip (one snapshot).
+ */
+const CALLER_AND_SESSION = (() => {
+  const sql = hotPathSql('$1');
+  const session = hotPathSql('$2');
+  return `SELECT (${jsonRow(sql.serviceTokenByHash, 'object')}), (${jsonRow(session.sessionCheckByTokenHash, 'array')})`;
+})();
+
 export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
   const sql = hotPathSql('$1');
   const oidc = oidcSql((n) => `$${n}`, postgresJsonField);
@@ -36,6 +46,15 @@ export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
     'object',
   );
   const identity = read<IdentityRecord>('tessera_identity_by_id', sql.identityById, 'object');
+  const callerAndSession = async (values: [string, string]) =>
+    (
+      await pool.query<[ServiceTokenRecord | null, SessionCheckTuple | null]>({
+        name: 'tessera_caller_and_session',
+        text: CALLER_AND_SESSION,
+        values,
+        rowMode: 'array',
+      })
+    ).rows[0]!;
   const model = read<OidcModelRecord>('tessera_oidc_model_by_id', oidc.modelById, 'object');
   const modelByUid = read<OidcModelRecord>('tessera_oidc_model_by_uid', oidc.modelByUid, 'object');
   const client = read<OidcClientRecord>('tessera_oidc_client_by_id', oidc.clientById, 'object');
@@ -47,6 +66,13 @@ export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
       return row && fromSessionCheckTuple(row, tokenHash);
     },
     findServiceTokenByHash: (tokenHash) => serviceToken([tokenHash]),
+    async findCallerAndSession(serviceTokenHash, sessionTokenHash) {
+      const [token, session] = await callerAndSession([serviceTokenHash, sessionTokenHash]);
+      return {
+        serviceToken: token ?? undefined,
+        found: session === null ? undefined : fromSessionCheckTuple(session, sessionTokenHash),
+      };
+    },
     findIdentityById: (id) => identity([id]),
     findOidcModel: (kind, id, now) => model([kind, id, now]),
     findOidcModelByUid: (kind, uid, now) => modelByUid([kind, uid, now]),

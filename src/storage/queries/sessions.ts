@@ -173,23 +173,32 @@ export function hotPathSql(param: string) {
 
 export function sessionQueries(db: Kysely<Database>): SessionStore {
   const postgres = onPostgres(db);
+  async function findSessionByTokenHash(tokenHash: string) {
+    const row = await db
+      .selectFrom('sessions as s')
+      .innerJoin('identities as i', 'i.id', 's.identity_id')
+      .select(SESSION_CHECK_COLUMNS)
+      .where('s.token_hash', '=', tokenHash)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    // Kysely names each selected column after its part behind the table alias (no aliases).
+    const tuple = SESSION_CHECK_COLUMNS.map(
+      (column) => row[column.slice(column.indexOf('.') + 1) as keyof typeof row],
+    );
+    return fromSessionCheckTuple(tuple as SessionCheckTuple, tokenHash);
+  }
   return {
     async insertSession(record) {
       await db.insertInto('sessions').values(record).execute();
     },
-    async findSessionByTokenHash(tokenHash) {
-      const row = await db
-        .selectFrom('sessions as s')
-        .innerJoin('identities as i', 'i.id', 's.identity_id')
-        .select(SESSION_CHECK_COLUMNS)
-        .where('s.token_hash', '=', tokenHash)
+    findSessionByTokenHash,
+    async findCallerAndSession(serviceTokenHash, sessionTokenHash) {
+      const serviceToken = await db
+        .selectFrom('service_tokens')
+        .select(SERVICE_TOKEN_COLUMNS)
+        .where('token_hash', '=', serviceTokenHash)
         .executeTakeFirst();
-      if (!row) return undefined;
-      // Kysely names each selected column after its part behind the table alias (no aliases).
-      const tuple = SESSION_CHECK_COLUMNS.map(
-        (column) => row[column.slice(column.indexOf('.') + 1) as keyof typeof row],
-      );
-      return fromSessionCheckTuple(tuple as SessionCheckTuple, tokenHash);
+      return { serviceToken, found: await findSessionByTokenHash(sessionTokenHash) };
     },
     findSessionById(id) {
       return db

@@ -237,6 +237,7 @@ function sqliteStore(options: {
     findTotpFactor: signIn.reads.findTotpFactor,
     findSessionByTokenHash: reads.findSessionByTokenHash,
     findServiceTokenByHash: reads.findServiceTokenByHash,
+    findCallerAndSession: reads.findCallerAndSession,
     findIdentityById: reads.findIdentityById,
     findOidcModel: reads.findOidcModel,
     findOidcModelByUid: reads.findOidcModelByUid,

@@ -87,6 +87,16 @@ export function sqlitePreparedReads(
       (hash) => statements().serviceToken.get(hash),
       (hash) => fallback.findServiceTokenByHash(hash),
     ),
+    // Two statements back to back, in no transaction: each reads committed data, as the
+    // two reads one after the other would.
+    findCallerAndSession: read(
+      (serviceTokenHash: string, sessionTokenHash: string) => ({
+        serviceToken: statements().serviceToken.get(serviceTokenHash),
+        found: sessionCheck(sessionTokenHash),
+      }),
+      (serviceTokenHash, sessionTokenHash) =>
+        fallback.findCallerAndSession(serviceTokenHash, sessionTokenHash),
+    ),
     findIdentityById: read(
       (id) => statements().identity.get(id),
       (id) => fallback.findIdentityById(id),
