@@ -25,6 +25,8 @@ declare module 'fastify' {
     caller: ServiceCaller | null;
     /** Set once a service token was presented: every such request leaves an audit row. */
     audit: { target: string | null; details: Record<string, unknown> } | null;
+    /** The bearer token whose lookup waits for the body (a route with `readCaller`). */
+    awaitedToken: string | null;
   }
 }
 
@@ -61,9 +63,6 @@ const bearerToken = (header: string): string | undefined => /^Bearer +(\S+) *$/i
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
-/** The grant a route requires and the caller's token whose lookup waits for the body. */
-const awaitingCaller = new WeakMap<FastifyRequest, { token: string; grant: Grant }>();
-
 function admit(request: FastifyRequest, caller: ServiceCaller, grant: Grant): void {
   request.caller = caller;
   if (!caller.grants.has(grant)) {
@@ -81,11 +80,12 @@ export async function refusalOfCaller(
   request: FastifyRequest,
   error: unknown,
 ): Promise<unknown> {
-  const awaiting = awaitingCaller.get(request);
-  if (awaiting === undefined) return error;
-  awaitingCaller.delete(request);
+  const token = request.awaitedToken;
+  const grant = request.routeOptions.config.grant;
+  if (token === null || grant === undefined) return error;
+  request.awaitedToken = null;
   try {
-    admit(request, await authenticateServiceToken(deps, awaiting.token), awaiting.grant);
+    admit(request, await authenticateServiceToken(deps, token), grant);
     return error;
   } catch (refusal) {
     return refusal;
@@ -115,6 +115,7 @@ export function registerServiceAuth(
 ): void {
   app.decorateRequest('caller', null);
   app.decorateRequest('audit', null);
+  app.decorateRequest('awaitedToken', null);
 
   app.addHook('onRoute', (route) => {
     const grant = route.config?.grant;
@@ -140,14 +141,14 @@ export function registerServiceAuth(
       if (token === undefined || !type || !JSON_TYPE.test(type)) return false;
       if (!deps.legacyTokens.accepts('service', token)) return false;
       request.audit ??= { target: null, details: {} };
-      awaitingCaller.set(request, { token, grant });
+      request.awaitedToken = token;
       return true;
     };
     const withBody = async (request: FastifyRequest) => {
-      const awaiting = awaitingCaller.get(request);
-      if (awaiting === undefined) return;
-      awaitingCaller.delete(request);
-      admit(request, await readCaller!(request, awaiting.token), grant);
+      const token = request.awaitedToken;
+      if (token === null) return;
+      request.awaitedToken = null;
+      admit(request, await readCaller!(request, token), grant);
     };
     route.onRequest = [authorize, ...hooks(route.onRequest)];
     if (readCaller) route.preValidation = [withBody, ...hooks(route.preValidation)];
