@@ -92,6 +92,10 @@ export async function refusalOfCaller(
   }
 }
 
+/** A route's own hooks of one kind, as a list. */
+const hooks = <Hook>(own: Hook | Hook[] | undefined): Hook[] =>
+  own === undefined ? [] : Array.isArray(own) ? own : [own];
+
 /**
  * Bearer authentication and the grant check run in onRequest, before the body is parsed,
  * so an unauthenticated caller learns nothing about body validation. The hook is attached
@@ -106,9 +110,6 @@ export async function refusalOfCaller(
  * well-formed token that turns out unknown has its body read first (64 KiB at most, as any
  * browser form's).
  */
-const hooks = <Hook>(own: Hook | Hook[] | undefined): Hook[] =>
-  own === undefined ? [] : Array.isArray(own) ? own : [own];
-
 export function registerServiceAuth(
   app: FastifyInstance,
   deps: CallerLookup & { audit: AuditLog },
