@@ -27,26 +27,34 @@ const SQL = signInSql((n) => `$${n}`, unsyncedRow);
 /**
  * `hitRateLimits` of `n` counters as one statement: one round trip and one commit where
  * one upsert after another were n (a flow's submission counts its address and its
- * username). Each upsert is a CTE whose row exists only while the counter before it is
- * within its limit, so the keys after the first refusal are not counted, as in
- * `hitInOrder`; each reads the one before it, so the counters are locked in the keys'
- * order. Bound as each counter's (key, end of a new window, now, limit), without the last
- * limit, which nothing reads (PostgreSQL cannot type a parameter no expression uses).
+ * username). Each upsert (the single counter's text) is a CTE whose row exists only while
+ * the counter before it is within its limit, so the keys after the first refusal are not
+ * counted, as in `hitInOrder`; each reads the one before it, so the counters are locked in
+ * the keys' order. Bound as each counter's `hitRateLimitArgs`, then the limits of all but
+ * the last, which nothing reads (PostgreSQL cannot type a parameter no expression uses).
+ * Built once per length.
  */
-function hitChainSql(n: number): string {
-  const hits = Array.from({ length: n }, (_, i) => {
-    const [key, resetAt, now] = [4 * i + 1, 4 * i + 2, 4 * i + 3].map((p) => `$${p}`);
-    // The first one gates the commit (SET LOCAL: the whole statement's transaction).
-    const gate = i === 0 ? UNSYNCED_COMMIT : `(SELECT count FROM hit${i - 1}) <= $${4 * i}`;
-    return `hit${i} AS (INSERT INTO rate_limits (key, count, reset_at) SELECT ${key}, 1, ${resetAt} WHERE ${gate}
-  ON CONFLICT (key) DO UPDATE SET
-    count = CASE WHEN rate_limits.reset_at <= ${now} THEN 1 ELSE rate_limits.count + 1 END,
-    reset_at = CASE WHEN rate_limits.reset_at <= ${now} THEN excluded.reset_at ELSE rate_limits.reset_at END
-  RETURNING count, reset_at)`;
-  });
-  const rows = hits.map((_, i) => `SELECT ${i} AS i, count, reset_at FROM hit${i}`);
-  return `WITH ${hits.join(',\n')}\n${rows.join(' UNION ALL ')} ORDER BY i`;
-}
+const hitChainSql = (() => {
+  const built = new Map<number, string>();
+  const build = (n: number): string => {
+    const hits = Array.from({ length: n }, (_, i) => {
+      // The first one gates the commit (SET LOCAL: the whole statement's transaction).
+      const gate = i === 0 ? UNSYNCED_COMMIT : `(SELECT count FROM hit${i - 1}) <= $${4 * n + i}`;
+      const upsert = signInSql(
+        (p) => `$${4 * i + p}`,
+        (values) => `SELECT ${values} WHERE ${gate}`,
+      ).hitRateLimit;
+      return `hit${i} AS (${upsert})`;
+    });
+    const rows = hits.map((_, i) => `SELECT ${i} AS i, count, reset_at FROM hit${i}`);
+    return `WITH ${hits.join(',\n')}\n${rows.join(' UNION ALL ')} ORDER BY i`;
+  };
+  return (n: number): string => {
+    let text = built.get(n);
+    if (text === undefined) built.set(n, (text = build(n)));
+    return text;
+  };
+})();
 
 /**
  * What a login runs outside its transaction (the flow's creation and its counter, the
@@ -88,9 +96,10 @@ export function postgresSignInStatements(pool: PostgresPool): SignInStatements {
     const { rows } = await pool.query<RateLimitHit & { i: number }>({
       name: `tessera_rate_limit_hits_${counts.length}`,
       text: hitChainSql(counts.length),
-      values: counts
-        .flatMap(({ key, windowMs, limit }) => [key, now + windowMs, now, limit])
-        .slice(0, -1),
+      values: [
+        ...counts.flatMap(({ key, windowMs }) => hitRateLimitArgs(key, windowMs, now)),
+        ...counts.slice(0, -1).map(({ limit }) => limit),
+      ],
     });
     return rows.map(({ count, reset_at }) => ({ count, reset_at }));
   }
