@@ -153,6 +153,11 @@ describe('SQLite prepared reads', () => {
           .map((row) => row.detail);
         expect(steps.length, text).toBeGreaterThan(0);
         for (const step of steps) expect(step, text).toMatch(/^SEARCH \w+ USING .*INDEX .*=\?/);
+        // The provider's session by uid, alone or joined to a token, from the uid's own
+        // partial index (migration 0019), not by kind alone.
+        if (text === oidc.modelByUid || text === oidc.tokenWithContext) {
+          expect(steps.join('\n'), text).toContain('oidc_models_uid_idx (uid=?)');
+        }
       }
     } finally {
       raw.close();
