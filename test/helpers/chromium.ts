@@ -34,8 +34,8 @@ export function describeInChromium(title: string, body: () => void): void {
  * suite's CPU: `--disable-site-isolation-trials` lets a tab keep its renderer process when
  * it navigates to another site (127.0.0.1 and localhost, an upstream provider on another
  * port) instead of starting a new one. Chromium was the suite's largest consumer of CPU (313
- * of about 950 s, 228 processes, most of them renderers); with the flag the browser suites'
- * Chromium CPU fell by a fifth and its processes by half. Site isolation is a defence
+ * of about 950 s, 228 processes, most of them renderers); with the flag, 269 s and 129
+ * processes (process accounting over a full run, 2026-11-29). Site isolation is a defence
  * against a compromised renderer reading another site's memory; what the suites check (CORS,
  * cookies, CSRF, WebAuthn's relying party, frame-ancestors) is enforced by the browser and
  * network processes, which the flag does not change.
