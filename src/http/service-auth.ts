@@ -16,8 +16,9 @@ declare module 'fastify' {
     /** The use case writes its own audit row in its transaction when it succeeds. */
     auditedInTransaction?: boolean;
     /**
-     * Names the caller of a bearer token together with the route's own first read, from the
-     * parsed body (verify: the session), instead of a lookup of its own before the body.
+     * Names the caller of a bearer token together with the route's own first read, instead
+     * of a lookup of its own: from the parsed body on a route that takes one (verify: the
+     * session), else from the path, before anything else (the identity lookup).
      */
     readCaller?: (request: FastifyRequest, token: string) => Promise<ServiceCaller>;
   }
@@ -40,23 +41,33 @@ export function actorOf(caller: ServiceCaller | null): Actor {
   return { service_name: caller?.name ?? null, service_id: caller?.id ?? null };
 }
 
-/** Reads `Authorization: Bearer …`; null when absent. A present but unusable header is refused. */
+/**
+ * Reads `Authorization: Bearer …`; null when absent. A present but unusable header is
+ * refused. `readCaller`, when given, names the caller instead of a lookup of its own.
+ */
 export async function presentedCaller(
   deps: CallerLookup,
   request: FastifyRequest,
+  readCaller?: (request: FastifyRequest, token: string) => Promise<ServiceCaller>,
 ): Promise<ServiceCaller | null> {
   const header = request.headers.authorization;
   if (header === undefined) return null;
   request.audit ??= { target: null, details: {} };
-  request.caller = await callerOf(deps, header);
+  request.caller = await (readCaller
+    ? readCaller(request, requireBearer(header))
+    : callerOf(deps, header));
   return request.caller;
 }
 
 /** The service an `Authorization` header value names; a header that names none is refused. */
 export async function callerOf(deps: CallerLookup, header: string): Promise<ServiceCaller> {
+  return authenticateServiceToken(deps, requireBearer(header));
+}
+
+function requireBearer(header: string): string {
   const token = bearerToken(header);
   if (token === undefined) throw new DomainError('invalid_service_token');
-  return authenticateServiceToken(deps, token);
+  return token;
 }
 
 const bearerToken = (header: string): string | undefined => /^Bearer +(\S+) *$/i.exec(header)?.[1];
@@ -108,7 +119,8 @@ const hooks = <Hook>(own: Hook | Hook[] | undefined): Hook[] =>
  * can be checked without the database still is before the body: a missing, malformed or
  * wrongly checksummed token and a wrong content type are refused as on any route. A
  * well-formed token that turns out unknown has its body read first (64 KiB at most, as any
- * browser form's).
+ * browser form's). A route with `readCaller` and no body (the identity lookup) makes that
+ * read in place of the caller's lookup, from its path: nothing waits, nothing moves.
  */
 export function registerServiceAuth(
   app: FastifyInstance,
@@ -123,9 +135,10 @@ export function registerServiceAuth(
     if (!grant) return;
     const takesBody = route.schema?.body !== undefined;
     const readCaller = takesBody ? route.config?.readCaller : undefined;
+    const readCallerNow = takesBody ? undefined : route.config?.readCaller;
     const authorize = async (request: FastifyRequest) => {
       if (readCaller && awaitBody(request)) return;
-      const caller = await presentedCaller(deps, request);
+      const caller = await presentedCaller(deps, request, readCallerNow);
       if (!caller) throw new DomainError('missing_service_token');
       admit(request, caller, grant);
       // Service bodies are JSON only; the form parser registered for the browser flows must

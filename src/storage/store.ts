@@ -32,6 +32,7 @@ export type PreparedReads = Pick<
   | 'findServiceTokenByHash'
   | 'findCallerAndSession'
   | 'findIdentityById'
+  | 'findCallerAndIdentity'
   | 'findOidcModel'
   | 'findOidcModelByUid'
   | 'findOidcClient'

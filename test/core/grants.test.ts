@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newToken } from '../../src/lib/tokens.js';
 import { revokeServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
@@ -95,6 +96,53 @@ describeEachDatabase('service tokens and grants', (kind) => {
         target_identity: identity.id,
         outcome: 'ok',
       });
+    });
+  });
+
+  describe('the identity lookup, whose caller is read with the identity', () => {
+    const lookup = (bearer: string, id: string) =>
+      t.inject({
+        method: 'GET',
+        url: `/v1/identities/${id}`,
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+
+    it('answers in the order of any route: unknown token, then grant, then the identity', async () => {
+      const identity = await createIdentity(t);
+      for (const id of [identity.id, 'not-a-uuid']) {
+        expectError(await lookup(newToken('service'), id), 401, 'invalid_service_token');
+        expectError(await lookup('tess_v_malformed', id), 401, 'invalid_service_token');
+        expectError(
+          await lookup(tokens.only('introspect'), id),
+          403,
+          'forbidden',
+          /^this service token lacks the identity_read grant$/,
+        );
+      }
+      const caller = tokens.only('identity_read');
+      expectError(await lookup(caller, 'not-a-uuid'), 404, 'not_found');
+      expectError(await lookup(caller, randomUUID()), 404, 'not_found');
+    });
+
+    it('reads the caller and the identity in one read, and audits the caller', async () => {
+      const identity = await createIdentity(t);
+      const calls = recordStoreCalls(t.deps.store);
+      const res = await lookup(tokens.only('identity_read'), identity.id);
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({ id: identity.id, username: identity.username });
+      expect(calls.names.filter((name) => name.startsWith('find'))).toEqual([
+        'findCallerAndIdentity',
+      ]);
+      calls.reset();
+      expectError(await lookup(tokens.only('identity_read'), 'not-a-uuid'), 404, 'not_found');
+      expect(calls.names.filter((name) => name.startsWith('find'))).toEqual([
+        'findServiceTokenByHash',
+      ]);
+      const rows = (await auditEntries(t)).filter((entry) => entry.action === 'identity_read');
+      expect(rows.slice(-2)).toMatchObject([
+        { service_name: expect.any(String), target_identity: identity.id, outcome: 'ok' },
+        { service_name: expect.any(String), target_identity: null, outcome: 'not_found' },
+      ]);
     });
   });
 

@@ -168,6 +168,31 @@ describeEachDatabase('store contract', (kind) => {
       expect(both.found?.identity).toEqual({ ...identity, password_hash: null });
     });
 
+    it('findCallerAndIdentity answers what the two reads answer apart', async () => {
+      const identity = identityRow();
+      await store.insertIdentity(identity);
+      const caller = serviceTokenRow();
+      await store.insertServiceToken(caller);
+      const unknownId = identityRow().id;
+      for (const [tokenHash, id] of [
+        [caller.token_hash, identity.id],
+        [caller.token_hash, unknownId],
+        ['unknown-hash', identity.id],
+        ['unknown-hash', unknownId],
+      ] as const) {
+        expect(await store.findCallerAndIdentity(tokenHash, id)).toEqual({
+          serviceToken: await store.findServiceTokenByHash(tokenHash),
+          identity: await store.findIdentityById(id),
+        });
+      }
+      const both = await store.findCallerAndIdentity(caller.token_hash, identity.id);
+      expect(both).toEqual({ serviceToken: caller, identity });
+      const inside = await store.transaction((tx) =>
+        tx.findCallerAndIdentity(caller.token_hash, identity.id),
+      );
+      expect(inside).toEqual(both);
+    });
+
     it('inside a transaction: inserts a session, and a duplicate token hash is UniqueViolation', async () => {
       const identity = identityRow();
       await store.insertIdentity(identity);

@@ -1,5 +1,6 @@
 import type { Clock } from '../../lib/clock.js';
 import { isUuid, newId } from '../../lib/ids.js';
+import { hashToken } from '../../lib/tokens.js';
 import { UniqueViolation } from '../unique-violation.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import { DomainError, notFound, validationError } from '../errors.js';
@@ -9,7 +10,13 @@ import type { SessionDeps } from '../sessions/session-service.js';
 import type { MintedSession, SessionDevice } from '../sessions/session.js';
 import { completeSignIn } from '../sign-in/complete-sign-in.js';
 import { passwordMethod } from '../sign-in/password/password-method.js';
+import type { ServiceCaller } from '../service-tokens/service-token.js';
+import {
+  authenticateServiceToken,
+  callerOfRecord,
+} from '../service-tokens/service-token-service.js';
 import type { Store } from '../store.js';
+import type { LegacyTokens } from '../tokens/legacy-tokens.js';
 import {
   type Identity,
   type IdentityRecord,
@@ -156,10 +163,42 @@ function registrationDetails(record: IdentityRecord): Record<string, unknown> {
   return record.email === null ? {} : { email_verified: record.email_verified_at !== null };
 }
 
-export async function getIdentity(store: Store, id: string): Promise<IdentityRecord> {
-  const record = await store.findIdentityById(requireIdentityId(id));
+export async function getIdentity(
+  store: Store,
+  id: string,
+  /** The row already read with the caller's token (`readCallerWithIdentity`). */
+  read?: IdentityRead,
+): Promise<IdentityRecord> {
+  const record =
+    read !== undefined && read.id === id
+      ? read.found
+      : await store.findIdentityById(requireIdentityId(id));
   if (!record) throw notFound();
   return record;
+}
+
+/** An identity lookup's row, read before `getIdentity` asks for it, by `id`. */
+export interface IdentityRead {
+  id: string;
+  found: IdentityRecord | undefined;
+}
+
+/**
+ * A service asking about an identity (`GET /v1/identities/{id}`): its bearer token and the
+ * identity it names, read together (one round trip on PostgreSQL where the two reads were
+ * two). The caller is refused as `authenticateServiceToken` refuses it; the row is for
+ * `getIdentity`. An id that cannot be one (not a UUID) is not read: the caller alone is.
+ */
+export async function readCallerWithIdentity(
+  deps: { store: Store; legacyTokens: Pick<LegacyTokens, 'accepts'> },
+  serviceToken: string,
+  id: string,
+): Promise<{ caller: ServiceCaller; read?: IdentityRead }> {
+  if (!deps.legacyTokens.accepts('service', serviceToken) || !isUuid(id)) {
+    return { caller: await authenticateServiceToken(deps, serviceToken) };
+  }
+  const both = await deps.store.findCallerAndIdentity(hashToken(serviceToken), id);
+  return { caller: callerOfRecord(both.serviceToken), read: { id, found: both.identity } };
 }
 
 /** A name that cannot be a username cannot exist either: not_found, no query. */

@@ -1,4 +1,11 @@
+import type { ServiceTokenRecord } from '../service-tokens/service-token.js';
 import type { IdentityRecord, IdentityState, IdentitySummary } from './identity.js';
+
+/** A service's question about an identity, read at once (`findCallerAndIdentity`). */
+export interface CallerAndIdentity {
+  serviceToken: ServiceTokenRecord | undefined;
+  identity: IdentityRecord | undefined;
+}
 
 export interface ProfilePatch {
   display_name?: string;
@@ -18,6 +25,11 @@ export interface IdentityListQuery {
 export interface IdentityStore {
   insertIdentity(record: IdentityRecord): Promise<void>;
   findIdentityById(id: string): Promise<IdentityRecord | undefined>;
+  /**
+   * `findServiceTokenByHash` and `findIdentityById` together, for a service asking about an
+   * identity (`GET /v1/identities/{id}`): one round trip on PostgreSQL.
+   */
+  findCallerAndIdentity(serviceTokenHash: string, id: string): Promise<CallerAndIdentity>;
   findIdentityByUsername(username: string): Promise<IdentityRecord | undefined>;
   /** By canonical address (email.ts). */
   findIdentityByEmail(email: string): Promise<IdentityRecord | undefined>;

@@ -1,8 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import {
+  type IdentityRead,
   findIdentityByUsername,
   getIdentity,
+  readCallerWithIdentity,
   updateProfile,
 } from '../../domain/identities/identity-service.js';
 import { requireIdentityId, toIdentity } from '../../domain/identities/identity.js';
@@ -61,11 +63,28 @@ export const RevokedSchema = Type.Object(
 
 type IdRoute = { Params: Static<typeof IdParams> };
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** An identity lookup's row, read with its caller's token (see sessionRead). */
+    identityRead: IdentityRead | null;
+  }
+}
+
 export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
+  app.decorateRequest('identityRead', null);
   app.get<IdRoute>(
     '/v1/identities/:id',
     {
-      config: { grant: 'identity_read', action: 'identity_read' },
+      config: {
+        grant: 'identity_read',
+        action: 'identity_read',
+        async readCaller(request, token) {
+          const { id } = request.params as { id: string };
+          const { caller, read } = await readCallerWithIdentity(deps, token, id);
+          request.identityRead = read ?? null;
+          return caller;
+        },
+      },
       schema: {
         operationId: 'getIdentity',
         summary: 'Get an identity by id',
@@ -74,7 +93,10 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: responses({ 200: IdentitySchema }, [...SERVICE_ERRORS, 404]),
       },
     },
-    async (request) => toIdentity(await getIdentity(deps.store, request.params.id)),
+    async (request) =>
+      toIdentity(
+        await getIdentity(deps.store, request.params.id, request.identityRead ?? undefined),
+      ),
   );
 
   app.get<{ Querystring: Static<typeof LookupQuery> }>(

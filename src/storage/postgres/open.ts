@@ -107,6 +107,7 @@ function postgresStore(generic: Store, pool: PostgresPool): Store {
     findServiceTokenByHash: reads.findServiceTokenByHash,
     findCallerAndSession: reads.findCallerAndSession,
     findIdentityById: reads.findIdentityById,
+    findCallerAndIdentity: reads.findCallerAndIdentity,
     findOidcModel: reads.findOidcModel,
     findOidcModelByUid: reads.findOidcModelByUid,
     findOidcClient: reads.findOidcClient,

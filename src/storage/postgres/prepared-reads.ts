@@ -22,11 +22,16 @@ import type { PostgresPool } from './pool.js';
 /**
  * The service token and the session check as one statement, each a scalar subquery
  * answering its row as JSON or NULL: verify's two reads in one round trip (one snapshot).
+ * The identity lookup's two reads the same way.
  */
-const CALLER_AND_SESSION = (() => {
+const [CALLER_AND_SESSION, CALLER_AND_IDENTITY] = (() => {
   const sql = hotPathSql('$1');
-  const session = hotPathSql('$2');
-  return `SELECT (${jsonRow(sql.serviceTokenByHash, 'object')}), (${jsonRow(session.sessionCheckByTokenHash, 'array')})`;
+  const second = hotPathSql('$2');
+  const caller = jsonRow(sql.serviceTokenByHash, 'object');
+  return [
+    `SELECT (${caller}), (${jsonRow(second.sessionCheckByTokenHash, 'array')})`,
+    `SELECT (${caller}), (${jsonRow(second.identityById, 'object')})`,
+  ];
 })();
 
 export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
@@ -46,15 +51,26 @@ export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
     'object',
   );
   const identity = read<IdentityRecord>('tessera_identity_by_id', sql.identityById, 'object');
-  const callerAndSession = async (values: [string, string]) =>
-    (
-      await pool.query<[ServiceTokenRecord | null, SessionCheckTuple | null]>({
-        name: 'tessera_caller_and_session',
-        text: CALLER_AND_SESSION,
-        values,
-        rowMode: 'array',
-      })
-    ).rows[0]!;
+  /** A service token and a second row, read by one two-column statement. */
+  const callerAnd =
+    <Row>(name: string, text: string) =>
+    async (values: [string, string]) =>
+      (
+        await pool.query<[ServiceTokenRecord | null, Row | null]>({
+          name,
+          text,
+          values,
+          rowMode: 'array',
+        })
+      ).rows[0]!;
+  const callerAndSession = callerAnd<SessionCheckTuple>(
+    'tessera_caller_and_session',
+    CALLER_AND_SESSION,
+  );
+  const callerAndIdentity = callerAnd<IdentityRecord>(
+    'tessera_caller_and_identity',
+    CALLER_AND_IDENTITY,
+  );
   const model = read<OidcModelRecord>('tessera_oidc_model_by_id', oidc.modelById, 'object');
   const modelByUid = read<OidcModelRecord>('tessera_oidc_model_by_uid', oidc.modelByUid, 'object');
   const client = read<OidcClientRecord>('tessera_oidc_client_by_id', oidc.clientById, 'object');
@@ -74,6 +90,10 @@ export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
       };
     },
     findIdentityById: (id) => identity([id]),
+    async findCallerAndIdentity(serviceTokenHash, id) {
+      const [token, found] = await callerAndIdentity([serviceTokenHash, id]);
+      return { serviceToken: token ?? undefined, identity: found ?? undefined };
+    },
     findOidcModel: (kind, id, now) => model([kind, id, now]),
     findOidcModelByUid: (kind, uid, now) => modelByUid([kind, uid, now]),
     findOidcClient: (id) => client([id]),

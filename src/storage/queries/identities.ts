@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { IdentityStore } from '../../domain/identities/identity-store.js';
 import type { Database } from '../schema.js';
 import { onPostgres } from './dialect.js';
+import { findServiceTokenRow } from './sessions.js';
 
 const SUMMARY_COLUMNS = [
   'id',
@@ -23,6 +24,15 @@ export function identityQueries(db: Kysely<Database>): IdentityStore {
     },
     findIdentityById(id) {
       return db.selectFrom('identities').selectAll().where('id', '=', id).executeTakeFirst();
+    },
+    async findCallerAndIdentity(serviceTokenHash, id) {
+      const serviceToken = await findServiceTokenRow(db, serviceTokenHash);
+      const identity = await db
+        .selectFrom('identities')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return { serviceToken, identity };
     },
     findIdentityByUsername(username) {
       return db

@@ -154,6 +154,15 @@ const SERVICE_TOKEN_COLUMNS = columnsOf<ServiceTokenRecord>({
   token_format: true,
 });
 
+/** A caller's service token through Kysely: the fallback of the reads that pair it with a row. */
+export function findServiceTokenRow(db: Kysely<Database>, tokenHash: string) {
+  return db
+    .selectFrom('service_tokens')
+    .select(SERVICE_TOKEN_COLUMNS)
+    .where('token_hash', '=', tokenHash)
+    .executeTakeFirst();
+}
+
 /**
  * The reads on every session check (the session by token hash, the bearer's service token,
  * an identity by id) as plain SQL, for the adapters to run as prepared statements instead
@@ -193,11 +202,7 @@ export function sessionQueries(db: Kysely<Database>): SessionStore {
     },
     findSessionByTokenHash,
     async findCallerAndSession(serviceTokenHash, sessionTokenHash) {
-      const serviceToken = await db
-        .selectFrom('service_tokens')
-        .select(SERVICE_TOKEN_COLUMNS)
-        .where('token_hash', '=', serviceTokenHash)
-        .executeTakeFirst();
+      const serviceToken = await findServiceTokenRow(db, serviceTokenHash);
       return { serviceToken, found: await findSessionByTokenHash(sessionTokenHash) };
     },
     findSessionById(id) {

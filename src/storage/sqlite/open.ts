@@ -239,6 +239,7 @@ function sqliteStore(options: {
     findServiceTokenByHash: reads.findServiceTokenByHash,
     findCallerAndSession: reads.findCallerAndSession,
     findIdentityById: reads.findIdentityById,
+    findCallerAndIdentity: reads.findCallerAndIdentity,
     findOidcModel: reads.findOidcModel,
     findOidcModelByUid: reads.findOidcModelByUid,
     findOidcClient: reads.findOidcClient,

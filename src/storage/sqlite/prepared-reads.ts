@@ -101,6 +101,13 @@ export function sqlitePreparedReads(
       (id) => statements().identity.get(id),
       (id) => fallback.findIdentityById(id),
     ),
+    findCallerAndIdentity: read(
+      (serviceTokenHash: string, id: string) => ({
+        serviceToken: statements().serviceToken.get(serviceTokenHash),
+        identity: statements().identity.get(id),
+      }),
+      (serviceTokenHash, id) => fallback.findCallerAndIdentity(serviceTokenHash, id),
+    ),
     findOidcModel: read(
       (kind: string, id: string, now: number) => statements().oidcModel.get(kind, id, now),
       (kind, id, now) => fallback.findOidcModel(kind, id, now),
