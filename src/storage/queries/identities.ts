@@ -18,21 +18,16 @@ const SUMMARY_COLUMNS = [
 
 export function identityQueries(db: Kysely<Database>): IdentityStore {
   const postgres = onPostgres(db);
+  const findIdentityById = (id: string) =>
+    db.selectFrom('identities').selectAll().where('id', '=', id).executeTakeFirst();
   return {
     async insertIdentity(record) {
       await db.insertInto('identities').values(record).execute();
     },
-    findIdentityById(id) {
-      return db.selectFrom('identities').selectAll().where('id', '=', id).executeTakeFirst();
-    },
+    findIdentityById,
     async findCallerAndIdentity(serviceTokenHash, id) {
       const serviceToken = await findServiceTokenRow(db, serviceTokenHash);
-      const identity = await db
-        .selectFrom('identities')
-        .selectAll()
-        .where('id', '=', id)
-        .executeTakeFirst();
-      return { serviceToken, identity };
+      return { serviceToken, identity: await findIdentityById(id) };
     },
     findIdentityByUsername(username) {
       return db
