@@ -146,6 +146,57 @@ describeEachDatabase('service tokens and grants', (kind) => {
     });
   });
 
+  describe('the lookup by username, whose caller is read with the identity', () => {
+    const lookup = (bearer: string, query: string) =>
+      t.inject({
+        method: 'GET',
+        url: `/v1/identities?${query}`,
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+    const finds = (calls: { names: string[] }) =>
+      calls.names.filter((name) => name.startsWith('find'));
+
+    it('answers in the order of any route: unknown token, then grant, then the identity', async () => {
+      const identity = await createIdentity(t);
+      for (const query of [`username=${identity.username}`, 'username=no%20such', 'email=a@b.c']) {
+        expectError(await lookup(newToken('service'), query), 401, 'invalid_service_token');
+        expectError(await lookup(tokens.only('introspect'), query), 403, 'forbidden', /grant$/);
+      }
+      const caller = tokens.only('identity_read');
+      expectError(await lookup(caller, 'username=no%20such'), 404, 'not_found');
+      expectError(await lookup(caller, 'username=nobody-here'), 404, 'not_found');
+      const both = `username=${identity.username}&email=a@b.c`;
+      expectError(await lookup(caller, both), 422, 'validation_error', /exactly one/);
+    });
+
+    it('reads the caller and the identity in one read; other queries read the caller alone', async () => {
+      const identity = await createIdentity(t);
+      const caller = tokens.only('identity_read');
+      const calls = recordStoreCalls(t.deps.store);
+      const res = await lookup(caller, `username=${identity.username}`);
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({ id: identity.id, username: identity.username });
+      expect(finds(calls)).toEqual(['findCallerAndIdentity']);
+      calls.reset();
+      expectError(await lookup(caller, 'username=nobody-here'), 404, 'not_found');
+      expect(finds(calls)).toEqual(['findCallerAndIdentity']);
+      for (const query of [
+        'username=no%20such',
+        `username=${identity.username}&username=${identity.username}`,
+        `username=${identity.username}&email=a@b.c`,
+      ]) {
+        calls.reset();
+        expect((await lookup(caller, query)).statusCode).toBeGreaterThanOrEqual(400);
+        expect(finds(calls)).toEqual(['findServiceTokenByHash']);
+      }
+      const rows = (await auditEntries(t)).filter((entry) => entry.action === 'identity_lookup');
+      expect(rows.slice(-5, -3)).toMatchObject([
+        { target_identity: identity.id, outcome: 'ok', details: { username: identity.username } },
+        { target_identity: null, outcome: 'not_found', details: { username: 'nobody-here' } },
+      ]);
+    });
+  });
+
   it('a token revoked while in use is refused on the next request', async () => {
     const token = await t.token('identity_read');
     const identity = await createIdentity(t);

@@ -173,24 +173,29 @@ describeEachDatabase('store contract', (kind) => {
       await store.insertIdentity(identity);
       const caller = serviceTokenRow();
       await store.insertServiceToken(caller);
-      const unknownId = identityRow().id;
-      for (const [tokenHash, id] of [
-        [caller.token_hash, identity.id],
-        [caller.token_hash, unknownId],
-        ['unknown-hash', identity.id],
-        ['unknown-hash', unknownId],
-      ] as const) {
-        expect(await store.findCallerAndIdentity(tokenHash, id)).toEqual({
-          serviceToken: await store.findServiceTokenByHash(tokenHash),
-          identity: await store.findIdentityById(id),
-        });
+      const unknown = identityRow();
+      for (const tokenHash of [caller.token_hash, 'unknown-hash']) {
+        for (const { id, username } of [identity, unknown]) {
+          expect(await store.findCallerAndIdentity(tokenHash, 'id', id)).toEqual({
+            serviceToken: await store.findServiceTokenByHash(tokenHash),
+            identity: await store.findIdentityById(id),
+          });
+          expect(await store.findCallerAndIdentity(tokenHash, 'username', username)).toEqual({
+            serviceToken: await store.findServiceTokenByHash(tokenHash),
+            identity: await store.findIdentityByUsername(username),
+          });
+        }
       }
-      const both = await store.findCallerAndIdentity(caller.token_hash, identity.id);
+      const both = await store.findCallerAndIdentity(caller.token_hash, 'id', identity.id);
       expect(both).toEqual({ serviceToken: caller, identity });
-      const inside = await store.transaction((tx) =>
-        tx.findCallerAndIdentity(caller.token_hash, identity.id),
-      );
-      expect(inside).toEqual(both);
+      expect(
+        await store.findCallerAndIdentity(caller.token_hash, 'username', identity.username),
+      ).toEqual(both);
+      const inside = await store.transaction(async (tx) => [
+        await tx.findCallerAndIdentity(caller.token_hash, 'id', identity.id),
+        await tx.findCallerAndIdentity(caller.token_hash, 'username', identity.username),
+      ]);
+      expect(inside).toEqual([both, both]);
     });
 
     it('inside a transaction: inserts a session, and a duplicate token hash is UniqueViolation', async () => {

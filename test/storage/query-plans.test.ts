@@ -135,6 +135,7 @@ describe('SQLite prepared reads', () => {
       reads.sessionCheckByTokenHash,
       reads.serviceTokenByHash,
       reads.identityById,
+      reads.identityByUsername,
       oidc.modelById,
       oidc.modelByUid,
       oidc.clientById,

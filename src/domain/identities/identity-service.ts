@@ -28,7 +28,7 @@ import {
   requireUsername,
   toIdentity,
 } from './identity.js';
-import type { ProfilePatch } from './identity-store.js';
+import type { IdentityKey, ProfilePatch } from './identity-store.js';
 import { requireEmail } from './email.js';
 
 export interface IdentityDeps extends SessionDeps {
@@ -169,42 +169,66 @@ export async function getIdentity(
   /** The row already read with the caller's token (`readCallerWithIdentity`). */
   read?: IdentityRead,
 ): Promise<IdentityRecord> {
-  const record =
-    read !== undefined && read.id === id
-      ? read.found
-      : await store.findIdentityById(requireIdentityId(id));
+  const record = isReadBy(read, 'id', id)
+    ? read.found
+    : await store.findIdentityById(requireIdentityId(id));
   if (!record) throw notFound();
   return record;
 }
 
-/** An identity lookup's row, read before `getIdentity` asks for it, by `id`. */
+/** An identity lookup's row, read before the lookup asks for it, by `by` equal to `value`. */
 export interface IdentityRead {
-  id: string;
+  by: IdentityKey;
+  value: string;
   found: IdentityRecord | undefined;
 }
 
+/** Whether `read` answers the lookup of `value` by `by`. */
+function isReadBy(
+  read: IdentityRead | undefined,
+  by: IdentityKey,
+  value: string,
+): read is IdentityRead {
+  return read !== undefined && read.by === by && read.value === value;
+}
+
 /**
- * A service asking about an identity (`GET /v1/identities/{id}`): its bearer token and the
- * identity it names, read together (one round trip on PostgreSQL where the two reads were
- * two). The caller is refused as `authenticateServiceToken` refuses it; the row is for
- * `getIdentity`. An id that cannot be one (not a UUID) is not read: the caller alone is.
+ * A service asking about an identity (`GET /v1/identities/{id}`, `?username=`): its bearer
+ * token and the identity it names, read together (one round trip on PostgreSQL where the
+ * two reads were two). The caller is refused as `authenticateServiceToken` refuses it; the
+ * row is for `getIdentity` or `findIdentityByUsername`. A value that cannot name an
+ * identity (an id that is not a UUID, a name that is no username, none at all) is not
+ * read: the caller alone is.
  */
 export async function readCallerWithIdentity(
   deps: { store: Store; legacyTokens: Pick<LegacyTokens, 'accepts'> },
   serviceToken: string,
-  id: string,
+  by: IdentityKey,
+  raw: unknown,
 ): Promise<{ caller: ServiceCaller; read?: IdentityRead }> {
-  if (!deps.legacyTokens.accepts('service', serviceToken) || !isUuid(id)) {
+  const value =
+    typeof raw !== 'string' ? null : by === 'id' ? (isUuid(raw) ? raw : null) : parseUsername(raw);
+  if (!deps.legacyTokens.accepts('service', serviceToken) || value === null) {
     return { caller: await authenticateServiceToken(deps, serviceToken) };
   }
-  const both = await deps.store.findCallerAndIdentity(hashToken(serviceToken), id);
-  return { caller: callerOfRecord(both.serviceToken), read: { id, found: both.identity } };
+  const both = await deps.store.findCallerAndIdentity(hashToken(serviceToken), by, value);
+  return { caller: callerOfRecord(both.serviceToken), read: { by, value, found: both.identity } };
 }
 
 /** A name that cannot be a username cannot exist either: not_found, no query. */
-export async function findIdentityByUsername(store: Store, raw: string): Promise<IdentityRecord> {
+export async function findIdentityByUsername(
+  store: Store,
+  raw: string,
+  /** The row already read with the caller's token (`readCallerWithIdentity`). */
+  read?: IdentityRead,
+): Promise<IdentityRecord> {
   const username = parseUsername(raw);
-  const record = username === null ? undefined : await store.findIdentityByUsername(username);
+  const record =
+    username === null
+      ? undefined
+      : isReadBy(read, 'username', username)
+        ? read.found
+        : await store.findIdentityByUsername(username);
   if (!record) throw notFound();
   return record;
 }

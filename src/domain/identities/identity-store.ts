@@ -7,6 +7,9 @@ export interface CallerAndIdentity {
   identity: IdentityRecord | undefined;
 }
 
+/** What an identity lookup names it by: `GET /v1/identities/{id}` or `?username=`. */
+export type IdentityKey = 'id' | 'username';
+
 export interface ProfilePatch {
   display_name?: string;
   avatar_url?: string | null;
@@ -26,10 +29,15 @@ export interface IdentityStore {
   insertIdentity(record: IdentityRecord): Promise<void>;
   findIdentityById(id: string): Promise<IdentityRecord | undefined>;
   /**
-   * `findServiceTokenByHash` and `findIdentityById` together, for a service asking about an
-   * identity (`GET /v1/identities/{id}`): one round trip on PostgreSQL.
+   * `findServiceTokenByHash` and `findIdentityById` (or `findIdentityByUsername`) together,
+   * for a service asking about an identity (`GET /v1/identities/{id}`, `?username=`): one
+   * round trip on PostgreSQL.
    */
-  findCallerAndIdentity(serviceTokenHash: string, id: string): Promise<CallerAndIdentity>;
+  findCallerAndIdentity(
+    serviceTokenHash: string,
+    by: IdentityKey,
+    value: string,
+  ): Promise<CallerAndIdentity>;
   findIdentityByUsername(username: string): Promise<IdentityRecord | undefined>;
   /** By canonical address (email.ts). */
   findIdentityByEmail(email: string): Promise<IdentityRecord | undefined>;

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   type IdentityRead,
   findIdentityByUsername,
@@ -8,6 +8,7 @@ import {
   updateProfile,
 } from '../../domain/identities/identity-service.js';
 import { requireIdentityId, toIdentity } from '../../domain/identities/identity.js';
+import type { IdentityKey } from '../../domain/identities/identity-store.js';
 import { findIdentityByEmail, setIdentityEmail } from '../../domain/identities/identity-email.js';
 import { validationError } from '../../domain/errors.js';
 import { revokeIdentitySessions } from '../../domain/sessions/session-service.js';
@@ -72,18 +73,21 @@ declare module 'fastify' {
 
 export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.decorateRequest('identityRead', null);
+  /** A lookup's `readCaller` (service-auth.ts): the caller, and the identity by `by`. */
+  const readCallerWith =
+    (by: IdentityKey, value: (request: FastifyRequest) => unknown) =>
+    async (request: FastifyRequest, token: string) => {
+      const { caller, read } = await readCallerWithIdentity(deps, token, by, value(request));
+      request.identityRead = read ?? null;
+      return caller;
+    };
   app.get<IdRoute>(
     '/v1/identities/:id',
     {
       config: {
         grant: 'identity_read',
         action: 'identity_read',
-        async readCaller(request, token) {
-          const { id } = request.params as { id: string };
-          const { caller, read } = await readCallerWithIdentity(deps, token, id);
-          request.identityRead = read ?? null;
-          return caller;
-        },
+        readCaller: readCallerWith('id', (request) => (request.params as { id: string }).id),
       },
       schema: {
         operationId: 'getIdentity',
@@ -102,7 +106,17 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Querystring: Static<typeof LookupQuery> }>(
     '/v1/identities',
     {
-      config: { grant: 'identity_read', action: 'identity_lookup' },
+      config: {
+        grant: 'identity_read',
+        action: 'identity_lookup',
+        // Not validated yet: a username beside an email, a repeated one, or one that cannot
+        // be a username is not read with the caller (the handler or the schema refuses the
+        // first two).
+        readCaller: readCallerWith('username', (request) => {
+          const { username, email } = request.query as { username?: unknown; email?: unknown };
+          return email === undefined ? username : undefined;
+        }),
+      },
       schema: {
         operationId: 'lookupIdentityByUsername',
         summary: 'Find an identity by username or email address',
@@ -122,7 +136,7 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
       const identity =
         username === undefined
           ? await findIdentityByEmail(deps.store, email!)
-          : await findIdentityByUsername(deps.store, username);
+          : await findIdentityByUsername(deps.store, username, request.identityRead ?? undefined);
       request.audit!.target = identity.id;
       return toIdentity(identity);
     },

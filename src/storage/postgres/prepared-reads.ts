@@ -22,16 +22,17 @@ import type { PostgresPool } from './pool.js';
 /**
  * The service token and the session check as one statement, each a scalar subquery
  * answering its row as JSON or NULL: verify's two reads in one round trip (one snapshot).
- * The identity lookup's two reads the same way.
+ * The identity lookup's two reads the same way, by id or by username.
  */
 const [CALLER_AND_SESSION, CALLER_AND_IDENTITY] = (() => {
   const sql = hotPathSql('$1');
   const second = hotPathSql('$2');
   const caller = jsonRow(sql.serviceTokenByHash, 'object');
+  const identityBy = (text: string) => `SELECT (${caller}), (${jsonRow(text, 'object')})`;
   return [
     `SELECT (${caller}), (${jsonRow(second.sessionCheckByTokenHash, 'array')})`,
-    `SELECT (${caller}), (${jsonRow(second.identityById, 'object')})`,
-  ];
+    { id: identityBy(second.identityById), username: identityBy(second.identityByUsername) },
+  ] as const;
 })();
 
 export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
@@ -67,10 +68,13 @@ export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
     'tessera_caller_and_session',
     CALLER_AND_SESSION,
   );
-  const callerAndIdentity = callerAnd<IdentityRecord>(
-    'tessera_caller_and_identity',
-    CALLER_AND_IDENTITY,
-  );
+  const callerAndIdentity = {
+    id: callerAnd<IdentityRecord>('tessera_caller_and_identity', CALLER_AND_IDENTITY.id),
+    username: callerAnd<IdentityRecord>(
+      'tessera_caller_and_identity_by_username',
+      CALLER_AND_IDENTITY.username,
+    ),
+  };
   const model = read<OidcModelRecord>('tessera_oidc_model_by_id', oidc.modelById, 'object');
   const modelByUid = read<OidcModelRecord>('tessera_oidc_model_by_uid', oidc.modelByUid, 'object');
   const client = read<OidcClientRecord>('tessera_oidc_client_by_id', oidc.clientById, 'object');
@@ -90,8 +94,8 @@ export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
       };
     },
     findIdentityById: (id) => identity([id]),
-    async findCallerAndIdentity(serviceTokenHash, id) {
-      const [token, found] = await callerAndIdentity([serviceTokenHash, id]);
+    async findCallerAndIdentity(serviceTokenHash, by, value) {
+      const [token, found] = await callerAndIdentity[by]([serviceTokenHash, value]);
       return { serviceToken: token ?? undefined, identity: found ?? undefined };
     },
     findOidcModel: (kind, id, now) => model([kind, id, now]),

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { IdentityStore } from '../../domain/identities/identity-store.js';
+import type { IdentityKey, IdentityStore } from '../../domain/identities/identity-store.js';
 import type { Database } from '../schema.js';
 import { onPostgres } from './dialect.js';
 import { findServiceTokenRow } from './sessions.js';
@@ -18,24 +18,18 @@ const SUMMARY_COLUMNS = [
 
 export function identityQueries(db: Kysely<Database>): IdentityStore {
   const postgres = onPostgres(db);
-  const findIdentityById = (id: string) =>
-    db.selectFrom('identities').selectAll().where('id', '=', id).executeTakeFirst();
+  const findIdentityBy = (by: IdentityKey, value: string) =>
+    db.selectFrom('identities').selectAll().where(by, '=', value).executeTakeFirst();
   return {
     async insertIdentity(record) {
       await db.insertInto('identities').values(record).execute();
     },
-    findIdentityById,
-    async findCallerAndIdentity(serviceTokenHash, id) {
+    findIdentityById: (id) => findIdentityBy('id', id),
+    async findCallerAndIdentity(serviceTokenHash, by, value) {
       const serviceToken = await findServiceTokenRow(db, serviceTokenHash);
-      return { serviceToken, identity: await findIdentityById(id) };
+      return { serviceToken, identity: await findIdentityBy(by, value) };
     },
-    findIdentityByUsername(username) {
-      return db
-        .selectFrom('identities')
-        .selectAll()
-        .where('username', '=', username)
-        .executeTakeFirst();
-    },
+    findIdentityByUsername: (username) => findIdentityBy('username', username),
     findIdentityByEmail(email) {
       return db.selectFrom('identities').selectAll().where('email', '=', email).executeTakeFirst();
     },

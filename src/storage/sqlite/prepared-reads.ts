@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { IdentityRecord } from '../../domain/identities/identity.js';
+import type { IdentityKey } from '../../domain/identities/identity-store.js';
 import type { OidcClientRecord } from '../../domain/oidc/client.js';
 import type { OidcModelRecord } from '../../domain/oidc/model.js';
 import type { OidcTokenKind } from '../../domain/oidc/oidc-store.js';
@@ -15,6 +16,7 @@ interface Statements {
   sessionCheck: BetterSqlite3.Statement<[string], SessionCheckTuple>;
   serviceToken: BetterSqlite3.Statement<[string], ServiceTokenRecord>;
   identity: BetterSqlite3.Statement<[string], IdentityRecord>;
+  identityByUsername: BetterSqlite3.Statement<[string], IdentityRecord>;
   oidcModel: BetterSqlite3.Statement<[string, string, number], OidcModelRecord>;
   oidcModelByUid: BetterSqlite3.Statement<[string, string, number], OidcModelRecord>;
   oidcClient: BetterSqlite3.Statement<[string], OidcClientRecord>;
@@ -61,6 +63,7 @@ export function sqlitePreparedReads(
       sessionCheck: raw.prepare<[string], SessionCheckTuple>(sql.sessionCheckByTokenHash).raw(),
       serviceToken: raw.prepare(sql.serviceTokenByHash),
       identity: raw.prepare(sql.identityById),
+      identityByUsername: raw.prepare(sql.identityByUsername),
       oidcModel: raw.prepare(oidc.modelById),
       oidcModelByUid: raw.prepare(oidc.modelByUid),
       oidcClient: raw.prepare(oidc.clientById),
@@ -102,11 +105,13 @@ export function sqlitePreparedReads(
       (id) => fallback.findIdentityById(id),
     ),
     findCallerAndIdentity: read(
-      (serviceTokenHash: string, id: string) => ({
+      (serviceTokenHash: string, by: IdentityKey, value: string) => ({
         serviceToken: statements().serviceToken.get(serviceTokenHash),
-        identity: statements().identity.get(id),
+        identity: (by === 'id' ? statements().identity : statements().identityByUsername).get(
+          value,
+        ),
       }),
-      (serviceTokenHash, id) => fallback.findCallerAndIdentity(serviceTokenHash, id),
+      (serviceTokenHash, by, value) => fallback.findCallerAndIdentity(serviceTokenHash, by, value),
     ),
     findOidcModel: read(
       (kind: string, id: string, now: number) => statements().oidcModel.get(kind, id, now),
