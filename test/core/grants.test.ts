@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newToken } from '../../src/lib/tokens.js';
+import { registerIdentity } from '../../src/domain/identities/identity-service.js';
 import { revokeServiceToken } from '../../src/domain/service-tokens/service-token-service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import {
+  PASSWORD,
   auditEntries,
   createIdentity,
   createSession,
   expectError,
   expectValidation,
   testActor,
+  uniqueName,
 } from '../helpers/core.js';
 import { recordStoreCalls } from '../helpers/store-calls.js';
 import { CORE_ENDPOINTS, sendWithHeader } from '../helpers/core-endpoints.js';
@@ -146,7 +149,7 @@ describeEachDatabase('service tokens and grants', (kind) => {
     });
   });
 
-  describe('the lookup by username, whose caller is read with the identity', () => {
+  describe('the lookup by username or email, whose caller is read with the identity', () => {
     const lookup = (bearer: string, query: string) =>
       t.inject({
         method: 'GET',
@@ -170,19 +173,32 @@ describeEachDatabase('service tokens and grants', (kind) => {
     });
 
     it('reads the caller and the identity in one read; other queries read the caller alone', async () => {
-      const identity = await createIdentity(t);
+      const email = `${randomUUID()}@example.com`;
+      const identity = await registerIdentity(t.deps, testActor, {
+        username: uniqueName(),
+        password: PASSWORD,
+        email,
+      });
       const caller = tokens.only('identity_read');
       const calls = recordStoreCalls(t.deps.store);
-      const res = await lookup(caller, `username=${identity.username}`);
-      expect(res.statusCode).toBe(200);
-      expect(res.json()).toMatchObject({ id: identity.id, username: identity.username });
+      for (const query of [`username=${identity.username}`, `email=${email.toUpperCase()}`]) {
+        calls.reset();
+        const res = await lookup(caller, query);
+        expect(res.statusCode).toBe(200);
+        expect(res.json()).toMatchObject({ id: identity.id, username: identity.username });
+        expect(finds(calls)).toEqual(['findCallerAndIdentity']);
+      }
+      calls.reset();
+      expectError(await lookup(caller, 'email=nobody@example.com'), 404, 'not_found');
       expect(finds(calls)).toEqual(['findCallerAndIdentity']);
       calls.reset();
       expectError(await lookup(caller, 'username=nobody-here'), 404, 'not_found');
       expect(finds(calls)).toEqual(['findCallerAndIdentity']);
       for (const query of [
         'username=no%20such',
+        'email=not-an-address',
         `username=${identity.username}&username=${identity.username}`,
+        `email=${email}&email=${email}`,
         `username=${identity.username}&email=a@b.c`,
       ]) {
         calls.reset();
@@ -190,8 +206,11 @@ describeEachDatabase('service tokens and grants', (kind) => {
         expect(finds(calls)).toEqual(['findServiceTokenByHash']);
       }
       const rows = (await auditEntries(t)).filter((entry) => entry.action === 'identity_lookup');
-      expect(rows.slice(-5, -3)).toMatchObject([
+      // One row per lookup; the address itself stays out of the row.
+      expect(rows.slice(-9, -5)).toMatchObject([
         { target_identity: identity.id, outcome: 'ok', details: { username: identity.username } },
+        { target_identity: identity.id, outcome: 'ok', details: { by: 'email' } },
+        { target_identity: null, outcome: 'not_found', details: { by: 'email' } },
         { target_identity: null, outcome: 'not_found', details: { username: 'nobody-here' } },
       ]);
     });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditFilter } from '../../src/domain/audit/audit.js';
 import type { IdentityRecord } from '../../src/domain/identities/identity.js';
 import { UniqueViolation } from '../../src/storage/errors.js';
+import { newId } from '../../src/lib/ids.js';
 import type { StoreHandle } from '../../src/storage/store.js';
 import { createMigratedStore, describeEachDatabase } from '../helpers/databases.js';
 import {
@@ -169,13 +170,13 @@ describeEachDatabase('store contract', (kind) => {
     });
 
     it('findCallerAndIdentity answers what the two reads answer apart', async () => {
-      const identity = identityRow();
+      const identity = identityRow({ email: `${newId()}@example.com` });
       await store.insertIdentity(identity);
       const caller = serviceTokenRow();
       await store.insertServiceToken(caller);
-      const unknown = identityRow();
+      const unknown = identityRow({ email: `${newId()}@example.com` });
       for (const tokenHash of [caller.token_hash, 'unknown-hash']) {
-        for (const { id, username } of [identity, unknown]) {
+        for (const { id, username, email } of [identity, unknown]) {
           expect(await store.findCallerAndIdentity(tokenHash, 'id', id)).toEqual({
             serviceToken: await store.findServiceTokenByHash(tokenHash),
             identity: await store.findIdentityById(id),
@@ -184,6 +185,10 @@ describeEachDatabase('store contract', (kind) => {
             serviceToken: await store.findServiceTokenByHash(tokenHash),
             identity: await store.findIdentityByUsername(username),
           });
+          expect(await store.findCallerAndIdentity(tokenHash, 'email', email!)).toEqual({
+            serviceToken: await store.findServiceTokenByHash(tokenHash),
+            identity: await store.findIdentityByEmail(email!),
+          });
         }
       }
       const both = await store.findCallerAndIdentity(caller.token_hash, 'id', identity.id);
@@ -191,11 +196,15 @@ describeEachDatabase('store contract', (kind) => {
       expect(
         await store.findCallerAndIdentity(caller.token_hash, 'username', identity.username),
       ).toEqual(both);
+      expect(
+        await store.findCallerAndIdentity(caller.token_hash, 'email', identity.email!),
+      ).toEqual(both);
       const inside = await store.transaction(async (tx) => [
         await tx.findCallerAndIdentity(caller.token_hash, 'id', identity.id),
         await tx.findCallerAndIdentity(caller.token_hash, 'username', identity.username),
+        await tx.findCallerAndIdentity(caller.token_hash, 'email', identity.email!),
       ]);
-      expect(inside).toEqual([both, both]);
+      expect(inside).toEqual([both, both, both]);
     });
 
     it('inside a transaction: inserts a session, and a duplicate token hash is UniqueViolation', async () => {

@@ -136,6 +136,7 @@ describe('SQLite prepared reads', () => {
       reads.serviceTokenByHash,
       reads.identityById,
       reads.identityByUsername,
+      reads.identityByEmail,
       oidc.modelById,
       oidc.modelByUid,
       oidc.clientById,

@@ -1,9 +1,9 @@
 import type { Actor } from '../audit/audit-log.js';
 import { DomainError, notFound, validationError } from '../errors.js';
 import { UniqueViolation } from '../unique-violation.js';
-import { parseEmail, requireEmail } from './email.js';
-import type { IdentityDeps } from './identity-service.js';
-import { resolveIdentity } from './identity-service.js';
+import { requireEmail } from './email.js';
+import type { IdentityDeps, IdentityRead } from './identity-service.js';
+import { lookUpIdentity, resolveIdentity } from './identity-service.js';
 import { type Identity, type IdentityRecord, toIdentity } from './identity.js';
 import type { IdentityStore } from './identity-store.js';
 
@@ -19,14 +19,13 @@ export interface EmailChange {
 }
 
 /** An address that cannot be one cannot be anyone's: not_found, no query. */
-export async function findIdentityByEmail(
+export function findIdentityByEmail(
   store: Pick<IdentityStore, 'findIdentityByEmail'>,
   raw: string,
+  /** The row already read with the caller's token (`readCallerWithIdentity`). */
+  read?: IdentityRead,
 ): Promise<IdentityRecord> {
-  const email = parseEmail(raw);
-  const record = email === null ? undefined : await store.findIdentityByEmail(email);
-  if (!record) throw notFound();
-  return record;
+  return lookUpIdentity((value) => store.findIdentityByEmail(value), 'email', raw, read);
 }
 
 /**

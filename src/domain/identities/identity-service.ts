@@ -29,7 +29,7 @@ import {
   toIdentity,
 } from './identity.js';
 import type { IdentityKey, ProfilePatch } from './identity-store.js';
-import { requireEmail } from './email.js';
+import { parseEmail, requireEmail } from './email.js';
 
 export interface IdentityDeps extends SessionDeps {
   store: Store;
@@ -163,15 +163,30 @@ function registrationDetails(record: IdentityRecord): Record<string, unknown> {
   return record.email === null ? {} : { email_verified: record.email_verified_at !== null };
 }
 
-export async function getIdentity(
+/** An id that cannot be one names no identity: not_found, no query. */
+export function getIdentity(
   store: Store,
   id: string,
   /** The row already read with the caller's token (`readCallerWithIdentity`). */
   read?: IdentityRead,
 ): Promise<IdentityRecord> {
-  const record = isReadBy(read, 'id', id)
-    ? read.found
-    : await store.findIdentityById(requireIdentityId(id));
+  return lookUpIdentity((value) => store.findIdentityById(value), 'id', id, read);
+}
+
+/**
+ * The identity a lookup's `raw` value names by `by`, else not_found. A value that cannot
+ * name one (PARSE_KEY) is not read; the row read with the caller's token answers when it
+ * was read for the same value.
+ */
+export async function lookUpIdentity(
+  find: (value: string) => Promise<IdentityRecord | undefined>,
+  by: IdentityKey,
+  raw: string,
+  read?: IdentityRead,
+): Promise<IdentityRecord> {
+  const value = PARSE_KEY[by](raw);
+  const record =
+    value === null ? undefined : isReadBy(read, by, value) ? read.found : await find(value);
   if (!record) throw notFound();
   return record;
 }
@@ -192,13 +207,21 @@ function isReadBy(
   return read !== undefined && read.by === by && read.value === value;
 }
 
+/** A lookup's value as the store is asked for it; null when it cannot name an identity. */
+const PARSE_KEY: Record<IdentityKey, (raw: string) => string | null> = {
+  id: (raw) => (isUuid(raw) ? raw : null),
+  username: parseUsername,
+  email: parseEmail,
+};
+
 /**
- * A service asking about an identity (`GET /v1/identities/{id}`, `?username=`): its bearer
- * token and the identity it names, read together (one round trip on PostgreSQL where the
- * two reads were two). The caller is refused as `authenticateServiceToken` refuses it; the
- * row is for `getIdentity` or `findIdentityByUsername`. A value that cannot name an
- * identity (an id that is not a UUID, a name that is no username, none at all) is not
- * read: the caller alone is.
+ * A service asking about an identity (`GET /v1/identities/{id}`, `?username=`, `?email=`):
+ * its bearer token and the identity it names, read together (one round trip on PostgreSQL
+ * where the two reads were two). The caller is refused as `authenticateServiceToken`
+ * refuses it; the row is for `getIdentity`, `findIdentityByUsername` or
+ * `findIdentityByEmail`. A value that cannot name an identity (an id that is not a UUID, a
+ * name that is no username, an address that is none, no value at all) is not read: the
+ * caller alone is.
  */
 export async function readCallerWithIdentity(
   deps: { store: Store; legacyTokens: Pick<LegacyTokens, 'accepts'> },
@@ -206,8 +229,7 @@ export async function readCallerWithIdentity(
   by: IdentityKey,
   raw: unknown,
 ): Promise<{ caller: ServiceCaller; read?: IdentityRead }> {
-  const value =
-    typeof raw !== 'string' ? null : by === 'id' ? (isUuid(raw) ? raw : null) : parseUsername(raw);
+  const value = typeof raw === 'string' ? PARSE_KEY[by](raw) : null;
   if (!deps.legacyTokens.accepts('service', serviceToken) || value === null) {
     return { caller: await authenticateServiceToken(deps, serviceToken) };
   }
@@ -216,21 +238,13 @@ export async function readCallerWithIdentity(
 }
 
 /** A name that cannot be a username cannot exist either: not_found, no query. */
-export async function findIdentityByUsername(
+export function findIdentityByUsername(
   store: Store,
   raw: string,
   /** The row already read with the caller's token (`readCallerWithIdentity`). */
   read?: IdentityRead,
 ): Promise<IdentityRecord> {
-  const username = parseUsername(raw);
-  const record =
-    username === null
-      ? undefined
-      : isReadBy(read, 'username', username)
-        ? read.found
-        : await store.findIdentityByUsername(username);
-  if (!record) throw notFound();
-  return record;
+  return lookUpIdentity((value) => store.findIdentityByUsername(value), 'username', raw, read);
 }
 
 /** For the CLI: an id or a username. */

@@ -7,8 +7,8 @@ export interface CallerAndIdentity {
   identity: IdentityRecord | undefined;
 }
 
-/** What an identity lookup names it by: `GET /v1/identities/{id}` or `?username=`. */
-export type IdentityKey = 'id' | 'username';
+/** What an identity lookup names it by: `GET /v1/identities/{id}`, `?username=`, `?email=`. */
+export type IdentityKey = 'id' | 'username' | 'email';
 
 export interface ProfilePatch {
   display_name?: string;
@@ -29,9 +29,9 @@ export interface IdentityStore {
   insertIdentity(record: IdentityRecord): Promise<void>;
   findIdentityById(id: string): Promise<IdentityRecord | undefined>;
   /**
-   * `findServiceTokenByHash` and `findIdentityById` (or `findIdentityByUsername`) together,
-   * for a service asking about an identity (`GET /v1/identities/{id}`, `?username=`): one
-   * round trip on PostgreSQL.
+   * `findServiceTokenByHash` and `findIdentityById` (`ByUsername`, `ByEmail`) together, for
+   * a service asking about an identity (`GET /v1/identities/{id}`, `?username=`, `?email=`):
+   * one round trip on PostgreSQL.
    */
   findCallerAndIdentity(
     serviceTokenHash: string,

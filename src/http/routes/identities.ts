@@ -73,11 +73,11 @@ declare module 'fastify' {
 
 export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.decorateRequest('identityRead', null);
-  /** A lookup's `readCaller` (service-auth.ts): the caller, and the identity by `by`. */
+  /** A lookup's `readCaller` (service-auth.ts): the caller, and the identity `key` names. */
   const readCallerWith =
-    (by: IdentityKey, value: (request: FastifyRequest) => unknown) =>
+    (key: (request: FastifyRequest) => [IdentityKey, unknown]) =>
     async (request: FastifyRequest, token: string) => {
-      const { caller, read } = await readCallerWithIdentity(deps, token, by, value(request));
+      const { caller, read } = await readCallerWithIdentity(deps, token, ...key(request));
       request.identityRead = read ?? null;
       return caller;
     };
@@ -87,7 +87,7 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
       config: {
         grant: 'identity_read',
         action: 'identity_read',
-        readCaller: readCallerWith('id', (request) => (request.params as { id: string }).id),
+        readCaller: readCallerWith((request) => ['id', (request.params as { id: string }).id]),
       },
       schema: {
         operationId: 'getIdentity',
@@ -109,12 +109,13 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
       config: {
         grant: 'identity_read',
         action: 'identity_lookup',
-        // Not validated yet: a username beside an email, a repeated one, or one that cannot
-        // be a username is not read with the caller (the handler or the schema refuses the
+        // Not validated yet: a username beside an email, either one repeated, or a value that
+        // cannot be one is not read with the caller (the handler or the schema refuses the
         // first two).
-        readCaller: readCallerWith('username', (request) => {
+        readCaller: readCallerWith((request) => {
           const { username, email } = request.query as { username?: unknown; email?: unknown };
-          return email === undefined ? username : undefined;
+          if (email === undefined) return ['username', username];
+          return ['email', username === undefined ? email : undefined];
         }),
       },
       schema: {
@@ -135,7 +136,7 @@ export function identityRoutes(app: FastifyInstance, deps: AppDeps): void {
       else request.audit!.details.username = username;
       const identity =
         username === undefined
-          ? await findIdentityByEmail(deps.store, email!)
+          ? await findIdentityByEmail(deps.store, email!, request.identityRead ?? undefined)
           : await findIdentityByUsername(deps.store, username, request.identityRead ?? undefined);
       request.audit!.target = identity.id;
       return toIdentity(identity);

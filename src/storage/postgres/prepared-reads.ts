@@ -22,7 +22,7 @@ import type { PostgresPool } from './pool.js';
 /**
  * The service token and the session check as one statement, each a scalar subquery
  * answering its row as JSON or NULL: verify's two reads in one round trip (one snapshot).
- * The identity lookup's two reads the same way, by id or by username.
+ * The identity lookup's two reads the same way, by id, username or address.
  */
 const [CALLER_AND_SESSION, CALLER_AND_IDENTITY] = (() => {
   const sql = hotPathSql('$1');
@@ -31,7 +31,11 @@ const [CALLER_AND_SESSION, CALLER_AND_IDENTITY] = (() => {
   const identityBy = (text: string) => `SELECT (${caller}), (${jsonRow(text, 'object')})`;
   return [
     `SELECT (${caller}), (${jsonRow(second.sessionCheckByTokenHash, 'array')})`,
-    { id: identityBy(second.identityById), username: identityBy(second.identityByUsername) },
+    {
+      id: identityBy(second.identityById),
+      username: identityBy(second.identityByUsername),
+      email: identityBy(second.identityByEmail),
+    },
   ] as const;
 })();
 
@@ -73,6 +77,10 @@ export function postgresPreparedReads(pool: PostgresPool): PreparedReads {
     username: callerAnd<IdentityRecord>(
       'tessera_caller_and_identity_by_username',
       CALLER_AND_IDENTITY.username,
+    ),
+    email: callerAnd<IdentityRecord>(
+      'tessera_caller_and_identity_by_email',
+      CALLER_AND_IDENTITY.email,
     ),
   };
   const model = read<OidcModelRecord>('tessera_oidc_model_by_id', oidc.modelById, 'object');

@@ -165,7 +165,7 @@ export function findServiceTokenRow(db: Kysely<Database>, tokenHash: string) {
 
 /**
  * The reads on every session check (the session by token hash, the bearer's service token,
- * an identity by id or username) as plain SQL, for the adapters to run as prepared statements instead
+ * an identity by id, username or address) as plain SQL, for the adapters to run as prepared statements instead
  * of building and compiling them through Kysely on each request. Same rows as the Kysely
  * queries of this folder; the column lists fail to compile when a record gains a field.
  * `param` is the dialect's placeholder for the single parameter (`$1`, or SQLite's `+?`:
@@ -178,6 +178,7 @@ export function hotPathSql(param: string) {
     serviceTokenByHash: `SELECT ${SERVICE_TOKEN_COLUMNS.join(', ')} FROM service_tokens WHERE token_hash = ${param}`,
     identityById: `SELECT ${IDENTITY_COLUMNS.join(', ')} FROM identities WHERE id = ${param}`,
     identityByUsername: `SELECT ${IDENTITY_COLUMNS.join(', ')} FROM identities WHERE username = ${param}`,
+    identityByEmail: `SELECT ${IDENTITY_COLUMNS.join(', ')} FROM identities WHERE email = ${param}`,
   };
 }
 

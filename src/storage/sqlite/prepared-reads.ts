@@ -17,6 +17,7 @@ interface Statements {
   serviceToken: BetterSqlite3.Statement<[string], ServiceTokenRecord>;
   identity: BetterSqlite3.Statement<[string], IdentityRecord>;
   identityByUsername: BetterSqlite3.Statement<[string], IdentityRecord>;
+  identityByEmail: BetterSqlite3.Statement<[string], IdentityRecord>;
   oidcModel: BetterSqlite3.Statement<[string, string, number], OidcModelRecord>;
   oidcModelByUid: BetterSqlite3.Statement<[string, string, number], OidcModelRecord>;
   oidcClient: BetterSqlite3.Statement<[string], OidcClientRecord>;
@@ -64,6 +65,7 @@ export function sqlitePreparedReads(
       serviceToken: raw.prepare(sql.serviceTokenByHash),
       identity: raw.prepare(sql.identityById),
       identityByUsername: raw.prepare(sql.identityByUsername),
+      identityByEmail: raw.prepare(sql.identityByEmail),
       oidcModel: raw.prepare(oidc.modelById),
       oidcModelByUid: raw.prepare(oidc.modelByUid),
       oidcClient: raw.prepare(oidc.clientById),
@@ -83,6 +85,14 @@ export function sqlitePreparedReads(
   };
 
   const read = rawReader(raw, timeoutMs);
+  const identityBy = (by: IdentityKey) => {
+    const all = statements();
+    return by === 'id'
+      ? all.identity
+      : by === 'username'
+        ? all.identityByUsername
+        : all.identityByEmail;
+  };
 
   return {
     findSessionByTokenHash: read(sessionCheck, (hash) => fallback.findSessionByTokenHash(hash)),
@@ -107,9 +117,7 @@ export function sqlitePreparedReads(
     findCallerAndIdentity: read(
       (serviceTokenHash: string, by: IdentityKey, value: string) => ({
         serviceToken: statements().serviceToken.get(serviceTokenHash),
-        identity: (by === 'id' ? statements().identity : statements().identityByUsername).get(
-          value,
-        ),
+        identity: identityBy(by).get(value),
       }),
       (serviceTokenHash, by, value) => fallback.findCallerAndIdentity(serviceTokenHash, by, value),
     ),
