@@ -30,9 +30,7 @@ export function identityQueries(db: Kysely<Database>): IdentityStore {
       return { serviceToken, identity: await findIdentityBy(by, value) };
     },
     findIdentityByUsername: (username) => findIdentityBy('username', username),
-    findIdentityByEmail(email) {
-      return db.selectFrom('identities').selectAll().where('email', '=', email).executeTakeFirst();
-    },
+    findIdentityByEmail: (email) => findIdentityBy('email', email),
     setIdentityEmail(id, email, verifiedAt, updatedAt) {
       return db
         .updateTable('identities')

@@ -165,8 +165,9 @@ export function findServiceTokenRow(db: Kysely<Database>, tokenHash: string) {
 
 /**
  * The reads on every session check (the session by token hash, the bearer's service token,
- * an identity by id, username or address) as plain SQL, for the adapters to run as prepared statements instead
- * of building and compiling them through Kysely on each request. Same rows as the Kysely
+ * an identity by id, username or address) as plain SQL, for the adapters to run as
+ * prepared statements instead of building and compiling them through Kysely on each
+ * request. Same rows as the Kysely
  * queries of this folder; the column lists fail to compile when a record gains a field.
  * `param` is the dialect's placeholder for the single parameter (`$1`, or SQLite's `+?`:
  * sqlite/prepared-reads.ts says why).

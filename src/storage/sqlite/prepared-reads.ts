@@ -15,9 +15,8 @@ import { rawReader } from './raw-read.js';
 interface Statements {
   sessionCheck: BetterSqlite3.Statement<[string], SessionCheckTuple>;
   serviceToken: BetterSqlite3.Statement<[string], ServiceTokenRecord>;
-  identity: BetterSqlite3.Statement<[string], IdentityRecord>;
-  identityByUsername: BetterSqlite3.Statement<[string], IdentityRecord>;
-  identityByEmail: BetterSqlite3.Statement<[string], IdentityRecord>;
+  /** An identity by id, username or address. */
+  identityBy: Record<IdentityKey, BetterSqlite3.Statement<[string], IdentityRecord>>;
   oidcModel: BetterSqlite3.Statement<[string, string, number], OidcModelRecord>;
   oidcModelByUid: BetterSqlite3.Statement<[string, string, number], OidcModelRecord>;
   oidcClient: BetterSqlite3.Statement<[string], OidcClientRecord>;
@@ -63,9 +62,11 @@ export function sqlitePreparedReads(
     (prepared ??= {
       sessionCheck: raw.prepare<[string], SessionCheckTuple>(sql.sessionCheckByTokenHash).raw(),
       serviceToken: raw.prepare(sql.serviceTokenByHash),
-      identity: raw.prepare(sql.identityById),
-      identityByUsername: raw.prepare(sql.identityByUsername),
-      identityByEmail: raw.prepare(sql.identityByEmail),
+      identityBy: {
+        id: raw.prepare(sql.identityById),
+        username: raw.prepare(sql.identityByUsername),
+        email: raw.prepare(sql.identityByEmail),
+      },
       oidcModel: raw.prepare(oidc.modelById),
       oidcModelByUid: raw.prepare(oidc.modelByUid),
       oidcClient: raw.prepare(oidc.clientById),
@@ -85,14 +86,6 @@ export function sqlitePreparedReads(
   };
 
   const read = rawReader(raw, timeoutMs);
-  const identityBy = (by: IdentityKey) => {
-    const all = statements();
-    return by === 'id'
-      ? all.identity
-      : by === 'username'
-        ? all.identityByUsername
-        : all.identityByEmail;
-  };
 
   return {
     findSessionByTokenHash: read(sessionCheck, (hash) => fallback.findSessionByTokenHash(hash)),
@@ -111,13 +104,13 @@ export function sqlitePreparedReads(
         fallback.findCallerAndSession(serviceTokenHash, sessionTokenHash),
     ),
     findIdentityById: read(
-      (id) => statements().identity.get(id),
+      (id) => statements().identityBy.id.get(id),
       (id) => fallback.findIdentityById(id),
     ),
     findCallerAndIdentity: read(
       (serviceTokenHash: string, by: IdentityKey, value: string) => ({
         serviceToken: statements().serviceToken.get(serviceTokenHash),
-        identity: identityBy(by).get(value),
+        identity: statements().identityBy[by].get(value),
       }),
       (serviceTokenHash, by, value) => fallback.findCallerAndIdentity(serviceTokenHash, by, value),
     ),
